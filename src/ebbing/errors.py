@@ -1,0 +1,38 @@
+"""One error tree for the whole library; surfaces translate it at their edge.
+
+    EbbingError
+    ├── InvalidInput   a field broke a rule; nothing was changed
+    ├── NotFound       no record (or no longer one) with that id
+    ├── Conflict       the request contradicts the stored state
+    └── StoreError     the store could not do what was asked
+"""
+
+from __future__ import annotations
+
+
+class EbbingError(Exception):
+    """Base of every error Ebbing raises on purpose."""
+
+
+class InvalidInput(EbbingError, ValueError):
+    """A field broke a rule. `field` names it and `rule` says what was expected."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        self.field = field
+        self.rule = rule
+        super().__init__(f"{field}: {rule}")
+
+
+class NotFound(EbbingError, LookupError):
+    def __init__(self, what: str, ident: str) -> None:
+        self.field = what
+        self.ident = ident
+        super().__init__(f"{what}: no record with id {ident!r}")
+
+
+class Conflict(EbbingError):
+    """The request contradicts the stored state (for example another embedder's vectors)."""
+
+
+class StoreError(EbbingError):
+    """The store failed; the message says how."""

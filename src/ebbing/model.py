@@ -1,0 +1,169 @@
+"""The values Ebbing hands out: records, events, hits and the results of operations."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+from ulid import ULID
+
+from ebbing.clock import to_datetime
+
+
+class Kind(StrEnum):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    DECISION = "decision"
+    TEMPORARY = "temporary"
+    EPISODE = "episode"
+    SUMMARY = "summary"
+
+
+class Priority(StrEnum):
+    P0 = "P0"  # never expires
+    P1 = "P1"  # expires after a long time without a reference
+    P2 = "P2"  # expires after a short time without a reference
+
+
+class Tier(StrEnum):
+    HOT = "hot"
+    WARM = "warm"
+    COLD = "cold"
+    TRASH = "trash"
+
+
+LIVE_TIERS = (Tier.HOT, Tier.WARM)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who a memory belongs to. Tenants never see each other; within one, a user's memories are theirs."""
+
+    tenant: str = "default"
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+
+
+@dataclass
+class MemoryRecord:
+    id: str
+    text: str
+    kind: Kind
+    importance: float
+    priority: Priority
+    created_at: datetime
+    updated_at: datetime
+    tenant: str = "default"
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    pinned: bool = False
+    held: bool = False  # legal hold: exempt from forgetting and purging
+    last_accessed_at: datetime | None = None  # the reference time: when it was last actually used
+    access_count: int = 0
+    tier: Tier = Tier.HOT
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source_ids: list[str] = field(default_factory=list)
+    content_hash: str = ""
+    embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.tenant, self.user_id, self.agent_id, self.session_id)
+
+    @property
+    def referenced_at(self) -> datetime:
+        """The time decay runs from: the last use, or creation if never used."""
+        return self.last_accessed_at or self.created_at
+
+    def to_dict(self, *, embedding: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "text": self.text,
+            "kind": self.kind.value,
+            "importance": self.importance,
+            "priority": self.priority.value,
+            "pinned": self.pinned,
+            "held": self.held,
+            "tier": self.tier.value,
+            "tenant": self.tenant,
+            "user_id": self.user_id,
+            "agent_id": self.agent_id,
+            "session_id": self.session_id,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "last_accessed_at": self.last_accessed_at.isoformat() if self.last_accessed_at else None,
+            "access_count": self.access_count,
+            "metadata": self.metadata,
+            "source_ids": self.source_ids,
+            "content_hash": self.content_hash,
+        }
+        if embedding and self.embedding is not None:
+            out["embedding"] = [float(x) for x in self.embedding]
+        return out
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the append-only audit log. It never holds a record's text, only facts about it."""
+
+    memory_id: str
+    type: str  # add, update, access, pin, unpin, tier, delete, ...
+    at: datetime
+    actor: str = "system"
+    reason: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    seq: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "memory_id": self.memory_id,
+            "type": self.type,
+            "at": self.at.isoformat(),
+            "actor": self.actor,
+            "reason": self.reason,
+            "data": self.data,
+        }
+
+
+@dataclass(frozen=True)
+class Hit:
+    record: MemoryRecord
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)  # relevance, vector, keyword, retention
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"record": self.record.to_dict(), "score": self.score, "parts": self.parts}
+
+
+@dataclass(frozen=True)
+class AddResult:
+    records: list[MemoryRecord]
+    events: list[Event]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"records": [r.to_dict() for r in self.records], "events": [e.to_dict() for e in self.events]}
+
+
+def new_id(at: float) -> str:
+    """A ULID whose time part is the add time, so ids sort by when memories were made."""
+    return str(ULID.from_timestamp(at))
+
+
+def content_hash(text: str) -> str:
+    """Hash of the normalised text: same words, same hash, whatever the spacing or width of characters."""
+    normal = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return hashlib.sha256(normal.encode("utf-8")).hexdigest()
+
+
+def when(epoch: float) -> datetime:
+    value = to_datetime(epoch)
+    assert value is not None
+    return value

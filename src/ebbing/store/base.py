@@ -1,0 +1,62 @@
+"""The store extension point: where records, their indexes and the audit log live.
+
+A store keeps, for every record, the row, its keyword terms and its vector, and changes all three in
+one transaction, so a crash leaves each record either whole or absent. Scope is part of every read:
+a store never returns a record outside the tenant and user it was asked about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from ebbing.model import Event, MemoryRecord, Scope
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A record found by one of the indexes, with what the fusion step needs to score it."""
+
+    record: MemoryRecord
+    terms: list[str]
+    vector: np.ndarray
+
+
+class Store(Protocol):
+    def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event]) -> None:
+        """Add records (with their embedding set) and their events in one transaction."""
+
+    def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event]) -> None:
+        """Write a changed record; `terms` None means the text and vector did not change."""
+
+    def get(self, tenant: str, memory_id: str) -> MemoryRecord | None: ...
+
+    def keyword_search(
+        self, scope: Scope, expression: str, limit: int, filters: dict[str, Any] | None
+    ) -> list[int]:
+        """Record keys matching an FTS expression, best BM25 first."""
+
+    def vector_search(
+        self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None
+    ) -> list[int]:
+        """Record keys nearest to a unit vector by cosine, nearest first."""
+
+    def candidates(self, keys: Sequence[int]) -> list[Candidate]: ...
+
+    def record_access(self, tenant: str, ids: Sequence[str], at: float, window: float, actor: str) -> set[str]:
+        """Count a use of each record not already counted within `window` seconds; return those counted."""
+
+    def history(self, tenant: str, memory_id: str) -> list[Event]: ...
+
+    def stats(self, tenant: str, user_id: str | None) -> dict[str, Any]: ...
+
+    def scan(self, tenant: str, user_id: str | None) -> Iterator[MemoryRecord]: ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def close(self) -> None: ...

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -15,7 +15,7 @@ from ebbing import validate
 from ebbing.clock import Instant, to_epoch
 from ebbing.config import default_db
 from ebbing.embed.base import Embedder
-from ebbing.errors import Conflict, EbbingError, InvalidInput, NotFound
+from ebbing.errors import Conflict, InvalidInput, NotFound
 from ebbing.ingest.classify import classify
 from ebbing.jsonl import read as read_jsonl
 from ebbing.model import AddResult, Event, Hit, MemoryRecord, Scope, content_hash, new_id, when
@@ -346,7 +346,8 @@ class Memory:
         record = self.get(memory_id)
         if getattr(record, name) == value:
             return record
-        updated = dataclasses.replace(record, **{name: value, "updated_at": when(now)})
+        updated = dataclasses.replace(record, updated_at=when(now))
+        setattr(updated, name, value)
         self.store.replace(updated, None, [Event(record.id, event, when(now), self.actor)])
         return updated
 

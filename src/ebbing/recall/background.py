@@ -297,10 +297,8 @@ def background_vectors(embedder: Embedder, cache: _Meta) -> tuple[np.ndarray, np
     keys = [f"background:{embedder.name}:{mode}:{digest()}" for mode in ("passage", "query")]
     stored = [cache.get_meta(key) for key in keys]
     if stored[0] is not None and stored[1] is not None:
-        return tuple(  # type: ignore[return-value]
-            np.frombuffer(base64.b64decode(value), dtype="<f4").reshape(count, -1).astype(np.float32)
-            for value in stored
-        )
+        decoded = [np.frombuffer(base64.b64decode(v), dtype="<f4").reshape(count, -1) for v in stored if v]
+        return decoded[0].astype(np.float32), decoded[1].astype(np.float32)
     passages, queries = compute(embedder)
     for key, matrix in zip(keys, (passages, queries), strict=True):
         cache.set_meta(key, base64.b64encode(np.asarray(matrix, dtype="<f4").tobytes()).decode("ascii"))

@@ -22,12 +22,13 @@ _RUN = re.compile(rf"([{_CJK}]+)|([^\W_]+)")
 _ALNUM_SPLIT = re.compile(r"\d+|[^\W\d_]+")
 
 STOPWORDS = frozenset(
-    """a am an and are as at be but by can could did do does for from had has have he her his how i if in
-    into is it its me my of on or our she so that the their them then there these they this to was we
-    were what when where which who why will with would you your about just also than too very not no yes
-    been being get got go going make made know think want need like really much many some any one
-    的 了 是 我 你 他 她 它 们 我们 你们 吗 呢 吧 啊 和 与 在 有 也 就 都 而 及 着 把 被 这 那 这个 那个 一个
-    什么 怎么 为什么 哪 哪个 么 之 还 又 个 很 太 请 从 到 给 对 让""".split()
+    """a am an and are as at be but by can could did do does for from had has have he her his how i if
+    in into is it its me my of on or our she so that the their them then there these they this to
+    was we were what when where which who why will with would you your about just also than too very
+    not no yes been being get got go going make made know think want need like really much many some
+    any one
+    的 了 是 我 你 他 她 它 们 我们 你们 吗 呢 吧 啊 和 与 在 有 也 就 都 而 及 着 把 被
+    这 那 这个 那个 一个 什么 怎么 为什么 哪 哪个 么 之 还 又 个 很 太 请 从 到 给 对 让""".split()
 )
 
 

@@ -1,0 +1,3 @@
+from ebbing.cli import main
+
+main()

@@ -1,0 +1,72 @@
+"""kill -9 in the middle of writing leaves every record whole (row, keyword terms, vector) or absent."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ebbing import Memory
+from ebbing.embed.hashing import HashEmbedder
+
+WRITER = """
+import sys
+from ebbing import Memory
+from ebbing.embed.hashing import HashEmbedder
+mode, db, source = sys.argv[1:4]
+with Memory(db, embedder=HashEmbedder()) as mem:
+    print("ready", flush=True)
+    if mode == "import":
+        mem.import_jsonl(source)
+    else:
+        for i in range(100_000):
+            mem.add(f"note number {i} about the deploy pipeline", user_id="u", at=1_767_600_000 + i)
+"""
+
+
+def check_consistent(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+        rows = {r[0] for r in conn.execute("SELECT seq FROM memories")}
+        vectors = {r[0] for r in conn.execute("SELECT seq FROM vectors")}
+        terms = {r[0] for r in conn.execute("SELECT rowid FROM memories_fts")}
+        added = {r[0] for r in conn.execute("SELECT memory_id FROM events WHERE type = 'add'")}
+        ids = {r[0] for r in conn.execute("SELECT id FROM memories")}
+        assert rows == vectors == terms, "a record is missing its vector or keyword terms"
+        assert ids == added, "a record without its add event, or an event without its record"
+        return len(rows)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("mode", ["import", "add"])
+def test_sigkill_mid_write_leaves_whole_records(tmp_path: Path, mode: str) -> None:
+    source = tmp_path / "in.jsonl"
+    with open(source, "w") as handle:
+        for i in range(20_000):
+            handle.write(json.dumps({"text": f"imported fact {i} about service {i % 97}", "user_id": "u"}) + "\n")
+    db = tmp_path / "crash.db"
+    rng = random.Random(7)
+    counts = []
+    for _ in range(8):
+        child = subprocess.Popen([sys.executable, "-c", WRITER, mode, str(db), str(source)],
+                                 stdout=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert child.stdout is not None and child.stdout.readline().strip() == b"ready"
+        time.sleep(rng.uniform(0.05, 0.6))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        counts.append(check_consistent(db))
+    assert counts[-1] > 0, "the writer never got to commit anything; the test proves nothing"
+    with Memory(db, embedder=HashEmbedder()) as mem:
+        assert mem.stats()["total"] == counts[-1]
+        assert mem.search("deploy pipeline" if mode == "add" else "service 5", user_id="u")

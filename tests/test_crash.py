@@ -24,10 +24,9 @@ from ebbing.embed.hashing import HashEmbedder
 mode, db, source = sys.argv[1:4]
 with Memory(db, embedder=HashEmbedder()) as mem:
     print("ready", flush=True)
-    if mode == "import":
+    while mode == "import":  # import the file again and again, so the kill lands mid-import
         mem.import_jsonl(source)
-    else:
-        for i in range(100_000):
+    for i in range(100_000):
             mem.add(f"note number {i} about the deploy pipeline", user_id="u", at=1_767_600_000 + i)
 """
 
@@ -53,7 +52,7 @@ def check_consistent(db: Path) -> int:
 def test_sigkill_mid_write_leaves_whole_records(tmp_path: Path, mode: str) -> None:
     source = tmp_path / "in.jsonl"
     with open(source, "w") as handle:
-        for i in range(20_000):
+        for i in range(2_000):
             handle.write(json.dumps({"text": f"imported fact {i} about service {i % 97}", "user_id": "u"}) + "\n")
     db = tmp_path / "crash.db"
     rng = random.Random(7)
@@ -62,11 +61,11 @@ def test_sigkill_mid_write_leaves_whole_records(tmp_path: Path, mode: str) -> No
         child = subprocess.Popen([sys.executable, "-c", WRITER, mode, str(db), str(source)],
                                  stdout=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert child.stdout is not None and child.stdout.readline().strip() == b"ready"
-        time.sleep(rng.uniform(0.05, 0.6))
+        time.sleep(rng.uniform(0.05, 1.0))
         child.send_signal(signal.SIGKILL)
         child.wait()
         counts.append(check_consistent(db))
-    assert counts[-1] > 0, "the writer never got to commit anything; the test proves nothing"
+    assert counts == sorted(counts) and len(set(counts)) > 4, f"writers made too little progress: {counts}"
     with Memory(db, embedder=HashEmbedder()) as mem:
         assert mem.stats()["total"] == counts[-1]
         assert mem.search("deploy pipeline" if mode == "add" else "service 5", user_id="u")

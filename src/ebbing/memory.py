@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -21,7 +22,7 @@ from ebbing.jsonl import read as read_jsonl
 from ebbing.model import AddResult, Event, Hit, MemoryRecord, Scope, content_hash, new_id, when
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
 from ebbing.recall.search import Background, SearchConfig, score_candidates
-from ebbing.recall.terms import match_expression, query_terms, terms
+from ebbing.recall.terms import query_terms, terms
 from ebbing.store.sqlite import SQLiteStore
 
 IMPORT_FIELDS = {"text", "user_id", "agent_id", "session_id", "kind", "importance", "pinned", "priority",
@@ -84,6 +85,7 @@ class Memory:
         self.embedder = embedder
         self.store = SQLiteStore(Path(path) if path is not None else default_db())
         self._background: Background | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
         space = f"{embedder.name}:{embedder.dimensions}"
         stored = self.store.get_meta("embedder")
         if stored is None:
@@ -95,6 +97,7 @@ class Memory:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def close(self) -> None:
+        self._pool.shutdown(wait=True)
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -240,11 +243,14 @@ class Memory:
         if query_vector is None:
             query_vector = self.embedder.embed([query], query=True)[0]
         wanted = max(self.search_config.candidates, limit)
+        keyword = self._pool.submit(self.store.keyword_search, scope, words, wanted, filters)  # on the other core
         keys = dict.fromkeys(self.store.vector_search(scope, query_vector, wanted, filters))
-        keys.update(dict.fromkeys(self.store.keyword_search(scope, match_expression(words), wanted, filters)))
+        keys.update(dict.fromkeys(keyword.result()))
         found = self.store.candidates(list(keys))
-        hits = score_candidates(found, query, query_vector, words, self._background_vectors(), self.search_config,
-                                retention=lambda record: 1.0)[:limit]
+        scored = score_candidates(found, query, query_vector, words, self._background_vectors(),
+                                  self.search_config, retention=lambda key: 1.0)[:limit]
+        records = self.store.fetch([s.key for s in scored])
+        hits = [Hit(record, s.score, s.parts) for record, s in zip(records, scored, strict=True)]
         counted = self.store.record_access(self.tenant, [h.record.id for h in hits], now,
                                            self.search_config.access_window, self.actor)
         return [self._touched(h, now) if h.record.id in counted else h for h in hits]

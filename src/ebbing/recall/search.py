@@ -21,14 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ebbing.errors import InvalidInput
-from ebbing.model import Hit, MemoryRecord
 from ebbing.store.base import Candidate
 
 
 @dataclass(frozen=True)
 class SearchConfig:
     relevance_floor: float = 0.35
-    candidates: int = 50  # taken from each index before fusion (at least `limit`)
+    candidates: int = 30  # taken from each index before fusion (at least `limit`)
     vector_z_low: float = 2.5  # standard deviations above the background where vector relevance starts
     vector_z_high: float = 6.5  # and where it is full
     access_window: float = 86_400.0  # a record's use counts at most once per this many seconds
@@ -48,9 +47,11 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def is_cjk(text: str) -> bool:
-    """Mostly written in Chinese (or Japanese, Korean) rather than a spaced script."""
-    letters = sum(1 for ch in text if ch.isalnum())
-    return letters > 0 and len(_CJK.findall(text)) >= 0.3 * letters
+    """Mostly written in Chinese (or Japanese, Korean) rather than a spaced script. Runs for every
+    candidate of every search, so it looks at the opening only and counts cheaply."""
+    sample = text[:120]
+    han = len(_CJK.findall(sample))
+    return han > 0 and han >= 0.3 * (len(sample) - sample.count(" "))
 
 
 @dataclass(frozen=True)
@@ -66,13 +67,26 @@ class Background:
     passages: dict[bool, np.ndarray]  # is_cjk -> background passage vectors
     queries: dict[bool, np.ndarray]  # is_cjk -> the same texts embedded as queries
 
-    def z(self, query: np.ndarray, query_cjk: bool, candidate: np.ndarray, candidate_cjk: bool) -> float:
-        cosine = float(candidate @ query)
-        from_query = self.passages[candidate_cjk] @ query
-        from_candidate = self.queries[query_cjk] @ candidate
-        z_query = (cosine - float(from_query.mean())) / max(float(from_query.std()), 1e-3)
-        z_candidate = (cosine - float(from_candidate.mean())) / max(float(from_candidate.std()), 1e-3)
-        return (z_query + z_candidate) / 2
+    def z(self, query: np.ndarray, query_cjk: bool, candidates: np.ndarray, candidates_cjk: np.ndarray) -> np.ndarray:
+        """Standard scores of each candidate's cosine with the query (candidates: one vector a row)."""
+        cosine = candidates @ query
+        mean, spread = np.empty(len(cosine)), np.empty(len(cosine))
+        for cjk in (False, True):
+            background = self.passages[cjk] @ query
+            mean[candidates_cjk == cjk] = background.mean()
+            spread[candidates_cjk == cjk] = max(float(background.std()), 1e-3)
+        z_query = (cosine - mean) / spread
+        around = candidates @ self.queries[query_cjk].T  # each candidate against unrelated queries
+        z_candidate = (cosine - around.mean(axis=1)) / np.maximum(around.std(axis=1), 1e-3)
+        out: np.ndarray = (z_query + z_candidate) / 2
+        return out
+
+
+@dataclass(frozen=True)
+class Scored:
+    key: int
+    score: float
+    parts: dict[str, float]
 
 
 def score_candidates(
@@ -82,23 +96,25 @@ def score_candidates(
     query_terms: Sequence[str],
     background: Background,
     config: SearchConfig,
-    retention: Callable[[MemoryRecord], float],
-) -> list[Hit]:
+    retention: Callable[[int], float],
+) -> list[Scored]:
     """Score every candidate; return those at or above the floor, best first."""
+    if not candidates:
+        return []
+    vectors = np.stack([c.vector for c in candidates]).astype(np.float32)
+    cosine = vectors @ query_vector
+    z = background.z(query_vector, is_cjk(query), vectors, np.array([is_cjk(c.text) for c in candidates]))
+    vector = np.clip((z - config.vector_z_low) / (config.vector_z_high - config.vector_z_low), 0.0, 1.0)
     wanted = set(query_terms)
-    query_cjk = is_cjk(query)
-    hits = []
-    for candidate in candidates:
-        cosine = float(candidate.vector @ query_vector)
-        z = background.z(query_vector, query_cjk, candidate.vector, is_cjk(candidate.record.text))
-        vector = float(np.clip((z - config.vector_z_low) / (config.vector_z_high - config.vector_z_low), 0, 1))
-        keyword = len(wanted.intersection(candidate.terms)) / len(wanted) if wanted else 0.0
-        relevance = 1.0 - (1.0 - vector) * (1.0 - keyword)
-        if relevance < config.relevance_floor:
-            continue
-        weight = retention(candidate.record)
-        parts = {"relevance": round(relevance, 4), "vector": round(vector, 4), "cosine": round(cosine, 4),
-                 "keyword": round(keyword, 4), "retention": round(weight, 4)}
-        hits.append(Hit(candidate.record, round(relevance * weight, 6), parts))
-    hits.sort(key=lambda h: (-h.score, -h.parts["cosine"], h.record.id))
-    return hits
+    keyword = np.array([len(wanted.intersection(c.terms)) / len(wanted) if wanted else 0.0 for c in candidates])
+    relevance = 1.0 - (1.0 - vector) * (1.0 - keyword)
+    out = []
+    for i in np.flatnonzero(relevance >= config.relevance_floor):
+        candidate = candidates[int(i)]
+        weight = retention(candidate.key)
+        parts = {"relevance": round(float(relevance[i]), 4), "vector": round(float(vector[i]), 4),
+                 "cosine": round(float(cosine[i]), 4), "keyword": round(float(keyword[i]), 4),
+                 "retention": round(weight, 4)}
+        out.append(Scored(candidate.key, round(float(relevance[i]) * weight, 6), parts))
+    out.sort(key=lambda s: (-s.score, -s.parts["cosine"], s.key))
+    return out

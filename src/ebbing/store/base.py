@@ -18,9 +18,11 @@ from ebbing.model import Event, MemoryRecord, Scope
 
 @dataclass(frozen=True)
 class Candidate:
-    """A record found by one of the indexes, with what the fusion step needs to score it."""
+    """A record found by one of the indexes, with just what scoring needs (full records are fetched
+    for the hits only)."""
 
-    record: MemoryRecord
+    key: int
+    text: str
     terms: list[str]
     vector: np.ndarray
 
@@ -35,9 +37,10 @@ class Store(Protocol):
     def get(self, tenant: str, memory_id: str) -> MemoryRecord | None: ...
 
     def keyword_search(
-        self, scope: Scope, expression: str, limit: int, filters: dict[str, Any] | None
+        self, scope: Scope, terms: Sequence[str], limit: int, filters: dict[str, Any] | None
     ) -> list[int]:
-        """Record keys matching an FTS expression, best BM25 first."""
+        """Record keys containing any of the terms, best BM25 first. A store may leave out terms so
+        common that matching them costs more than they tell (vector search covers those)."""
 
     def vector_search(
         self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None
@@ -45,6 +48,9 @@ class Store(Protocol):
         """Record keys nearest to a unit vector by cosine, nearest first."""
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]: ...
+
+    def fetch(self, keys: Sequence[int]) -> list[MemoryRecord]:
+        """Full records for these keys, in the same order."""
 
     def record_access(self, tenant: str, ids: Sequence[str], at: float, window: float, actor: str) -> set[str]:
         """Count a use of each record not already counted within `window` seconds; return those counted."""

@@ -12,6 +12,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import numpy as np
 
 from ebbing.errors import StoreError
 from ebbing.model import LIVE_TIERS, Event, Kind, MemoryRecord, Priority, Scope, Tier, when
+from ebbing.recall.terms import match_expression
 from ebbing.store.base import Candidate
 from ebbing.store.filters import compile_sqlite
 from ebbing.store.migrations import migrate
@@ -74,18 +76,29 @@ def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
 
 
 class SQLiteStore:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, max_term_docs: int = 500) -> None:
         self.path = Path(path)
+        self.max_term_docs = max_term_docs
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            for pragma in ("journal_mode = WAL", "synchronous = FULL", "foreign_keys = ON",
+            # synchronous=NORMAL in WAL mode: a killed process loses nothing committed; a power cut may
+            # lose the last commits but never corrupts the file. FULL would fsync on every search.
+            for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON",
                            "secure_delete = ON", "busy_timeout = 30000"):
                 self._conn.execute(f"PRAGMA {pragma}")
             migrate(self._conn)
+            # A second connection for keyword reads, so a search can rank keywords while the vector scan
+            # runs on the other core (WAL lets readers and the writer proceed side by side).
+            self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._reader.execute("PRAGMA busy_timeout = 30000")
+            self._reader.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, 'row')")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open {self.path} as an Ebbing store: {exc}") from None
         self._lock = threading.RLock()
+        self._reader_lock = threading.Lock()
+        self._scan_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-scan")
         self._vectors: dict[tuple[str, str | None], ScopeVectors] = {}
         self._data_version = self._conn.execute("PRAGMA data_version").fetchone()[0]
 
@@ -122,24 +135,28 @@ class SQLiteStore:
         if not records:
             return
         placeholders = ", ".join("?" * 19)
+        tenant_of = {r.id: r.tenant for r in records}
         added: list[tuple[MemoryRecord, int]] = []
         with self._write() as conn:
             self._fresh()
-            for record, words in zip(records, terms, strict=True):
+            if len(records) != len(terms):
+                raise StoreError("insert needs one list of terms per record")
+            for record in records:
                 cursor = conn.execute(
                     "INSERT INTO memories (id, tenant, user_id, agent_id, session_id, text, kind, importance, "
                     "priority, pinned, held, tier, created_at, updated_at, last_accessed_at, access_count, "
                     f"metadata, source_ids, content_hash) VALUES ({placeholders})",
                     _row(record),
                 )
-                seq = cursor.lastrowid
-                assert seq is not None
-                conn.execute("INSERT INTO vectors (seq, vector) VALUES (?, ?)", (seq, _vector_blob(record)))
-                conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, " ".join(words)))
-                added.append((record, seq))
+                assert cursor.lastrowid is not None
+                added.append((record, cursor.lastrowid))
+            conn.executemany("INSERT INTO vectors (seq, vector) VALUES (?, ?)",
+                             [(seq, _vector_blob(record)) for record, seq in added])
+            conn.executemany("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
+                             [(seq, " ".join(words)) for (_, seq), words in zip(added, terms, strict=True)])
             by_tenant: dict[str, list[Event]] = {}
             for event in events:
-                by_tenant.setdefault(next(r.tenant for r in records if r.id == event.memory_id), []).append(event)
+                by_tenant.setdefault(tenant_of[event.memory_id], []).append(event)
             for tenant, tenant_events in by_tenant.items():
                 self._insert_events(conn, tenant, tenant_events)
         for record, seq in added:  # keep loaded scopes in step with what we just committed
@@ -152,7 +169,7 @@ class SQLiteStore:
         row = _row(record)
         with self._write() as conn:
             self._fresh()
-            found = conn.execute("SELECT seq FROM memories WHERE id = ? AND tenant = ?",
+            found = conn.execute("SELECT seq FROM memories WHERE id = ? AND +tenant = ?",
                                  (record.id, record.tenant)).fetchone()
             if found is None:
                 raise StoreError(f"record {record.id} vanished during the update")
@@ -177,12 +194,12 @@ class SQLiteStore:
         marks = ", ".join("?" * len(ids))
         with self._write() as conn:
             rows = conn.execute(
-                f"SELECT id, last_accessed_at, access_count FROM memories WHERE tenant = ? AND id IN ({marks})",
-                (tenant, *ids),
+                f"SELECT id, last_accessed_at, access_count FROM memories WHERE id IN ({marks}) AND +tenant = ?",
+                (*ids, tenant),
             ).fetchall()
             due = [(id_, count + 1) for id_, last, count in rows if last is None or at - last >= window]
             conn.executemany(
-                "UPDATE memories SET access_count = ?, last_accessed_at = ? WHERE id = ? AND tenant = ?",
+                "UPDATE memories SET access_count = ?, last_accessed_at = ? WHERE id = ? AND +tenant = ?",
                 [(count, at, id_, tenant) for id_, count in due],
             )
             self._insert_events(conn, tenant, [
@@ -207,23 +224,35 @@ class SQLiteStore:
         with self._lock:
             row = self._conn.execute(
                 f"SELECT {_COLUMNS.replace('seq, ', 'm.seq, ')}, v.vector FROM memories m "
-                "LEFT JOIN vectors v ON v.seq = m.seq WHERE m.id = ? AND m.tenant = ?",
+                "LEFT JOIN vectors v ON v.seq = m.seq WHERE m.id = ? AND +m.tenant = ?",
                 (memory_id, tenant),
             ).fetchone()
         return None if row is None else _record(row, row[20])
 
-    def keyword_search(self, scope: Scope, expression: str, limit: int, filters: dict[str, Any] | None) -> list[int]:
-        if not expression:
-            return []
-        where, params = _scope_sql(scope)
-        extra, extra_params = compile_sqlite(filters)
-        with self._lock:
-            rows = self._conn.execute(
+    def keyword_search(self, scope: Scope, terms: Sequence[str], limit: int, filters: dict[str, Any] | None
+                       ) -> list[int]:
+        with self._reader_lock:
+            usable = self._selective(terms)
+            if not usable:
+                return []
+            where, params = _scope_sql(scope)
+            extra, extra_params = compile_sqlite(filters)
+            rows = self._reader.execute(
                 "SELECT m.seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid "
                 f"WHERE memories_fts MATCH ? AND {where}{extra} ORDER BY bm25(memories_fts) LIMIT ?",
-                (expression, *params, *extra_params, limit),
+                (match_expression(usable), *params, *extra_params, limit),
             ).fetchall()
         return [row[0] for row in rows]
+
+    def _selective(self, terms: Sequence[str]) -> list[str]:
+        """The terms worth matching: ranking every record that holds a very common term costs time in
+        proportion to how many hold it, and such a term tells little anyway."""
+        if not terms:
+            return []
+        marks = ", ".join("?" * len(terms))
+        counts = dict(self._reader.execute(
+            f"SELECT term, doc FROM temp.memories_vocab WHERE term IN ({marks})", list(terms)).fetchall())
+        return [t for t in terms if t in counts and counts[t] <= self.max_term_docs]
 
     def vector_search(self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None) -> list[int]:
         with self._lock:
@@ -241,19 +270,17 @@ class SQLiteStore:
                                                           (*params, *extra_params))),
                     dtype=np.int64,
                 )
-            return cached.nearest(vector, limit, allowed)
+        return cached.nearest(vector, limit, allowed, self._scan_pool)  # outside the lock: needs no connection
 
     def _load_vectors(self, scope: Scope) -> ScopeVectors:
         where, params = _scope_sql(Scope(scope.tenant, scope.user_id))
-        rows = self._conn.execute(
-            f"SELECT m.seq, v.vector FROM memories m JOIN vectors v ON v.seq = m.seq WHERE {where} ORDER BY m.seq",
-            params,
-        ).fetchall()
-        if not rows:
-            return ScopeVectors(np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
-        keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-        return ScopeVectors(keys, matrix)
+        loaded = ScopeVectors()
+        cursor = self._conn.execute(
+            f"SELECT m.seq, v.vector FROM memories m JOIN vectors v ON v.seq = m.seq WHERE {where}", params)
+        while rows := cursor.fetchmany(4096):  # in pages: never the whole scope as Python objects at once
+            keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            loaded.append(keys, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1))
+        return loaded
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]:
         if not keys:
@@ -261,13 +288,25 @@ class SQLiteStore:
         marks = ", ".join("?" * len(keys))
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT {_COLUMNS.replace('seq, ', 'm.seq, ')}, v.vector, f.terms FROM memories m "
+                "SELECT m.seq, m.text, f.terms, v.vector FROM memories m "
                 "JOIN vectors v ON v.seq = m.seq JOIN memories_fts f ON f.rowid = m.seq "
                 f"WHERE m.seq IN ({marks})",
                 list(keys),
             ).fetchall()
-        return [Candidate(_record(row, row[20]), row[21].split(), np.frombuffer(row[20], dtype="<f4"))
-                for row in rows]
+        return [Candidate(row[0], row[1], row[2].split(), np.frombuffer(row[3], dtype="<f4")) for row in rows]
+
+    def fetch(self, keys: Sequence[int]) -> list[MemoryRecord]:
+        if not keys:
+            return []
+        marks = ", ".join("?" * len(keys))
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS.replace('seq, ', 'm.seq, ')}, v.vector FROM memories m "
+                f"LEFT JOIN vectors v ON v.seq = m.seq WHERE m.seq IN ({marks})",
+                list(keys),
+            ).fetchall()
+        found = {row[0]: _record(row, row[20]) for row in rows}
+        return [found[key] for key in keys if key in found]
 
     def history(self, tenant: str, memory_id: str) -> list[Event]:
         with self._lock:
@@ -312,6 +351,8 @@ class SQLiteStore:
             last = rows[-1][0]
 
     def close(self) -> None:
-        with self._lock:
+        self._scan_pool.shutdown(wait=True)
+        with self._lock, self._reader_lock:
             self._vectors.clear()
+            self._reader.close()
             self._conn.close()

@@ -1,0 +1,15 @@
+"""The store benchmark runs and reports measured numbers (small here; the real run is a command)."""
+
+from __future__ import annotations
+
+from ebbing.bench import store
+
+
+def test_store_benchmark_measures_and_renders() -> None:
+    result = store.run(records=1500, queries=20, dimensions=32, progress=False)
+    assert result["records"] == 1500 and result["add_records_per_s"] > 0
+    assert result["search_ms"]["p50"] > 0 and result["numpy_ms"]["p50"] > 0
+    assert result["p50_ratio"] == round(result["search_ms"]["p50"] / result["numpy_ms"]["p50"], 2)
+    assert result["target_found"] >= 0.9  # the query vectors sit near their target records
+    assert "target_met" not in result  # the 100k target is only judged at 100k
+    assert store.render(result).row_count >= 9

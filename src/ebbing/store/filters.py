@@ -13,6 +13,7 @@ from typing import Any
 
 from ebbing.clock import to_epoch
 from ebbing.errors import InvalidInput
+from ebbing.model import MemoryRecord
 
 FIELDS = {
     "kind": "kind",
@@ -79,3 +80,41 @@ def compile_sqlite(filters: dict[str, Any] | None, table: str = "m") -> tuple[st
                 known = ", ".join([*OPERATORS, "$in", "$nin"])
                 raise InvalidInput(field, f"unknown operator {op!r}; expected one of {known}")
     return " AND " + " AND ".join(clauses), params
+
+
+def matches(record: MemoryRecord, filters: dict[str, Any]) -> bool:
+    """The same filters applied to a record in Python, for records outside SQL (the cold archive)."""
+    compile_sqlite(filters)  # the same checks and errors as the SQL path
+    for key, condition in filters.items():
+        if key in FIELDS or key in TIME_FIELDS:
+            value = getattr(record, key)
+            if hasattr(value, "timestamp"):
+                value = value.timestamp()
+            elif hasattr(value, "value"):
+                value = value.value
+        else:
+            value = record.metadata.get(key)
+        ops = condition if isinstance(condition, dict) else {"$eq": condition}
+        for op, raw in ops.items():
+            wanted = (to_epoch(raw, key) if key in TIME_FIELDS and raw is not None else raw)
+            if op in ("$in", "$nin"):
+                wanted = [to_epoch(v, key) if key in TIME_FIELDS else v for v in raw]
+            if not _holds(value, op, wanted):
+                return False
+    return True
+
+
+def _holds(value: Any, op: str, wanted: Any) -> bool:
+    if op in ("$in", "$nin"):
+        return bool((value in wanted) == (op == "$in"))
+    if op in ("$eq", "$ne"):
+        return bool((value == wanted) == (op == "$eq"))
+    return value is not None and _compare(value, op, wanted)
+
+
+def _compare(value: Any, op: str, wanted: Any) -> bool:
+    try:
+        return bool({"$gt": value > wanted, "$gte": value >= wanted, "$lt": value < wanted,
+                     "$lte": value <= wanted}[op])
+    except TypeError:
+        return False

@@ -4,7 +4,13 @@ On-disk formats:
 - times are epoch seconds (REAL, UTC);
 - `vectors.vector` is the embedding as little-endian float32, `dimensions` numbers, unit length;
 - `memories_fts.terms` holds the record's keyword terms (see `ebbing.recall.terms`) joined by spaces;
-- `events.data` is a JSON object and never holds a record's text.
+- `events.data` is a JSON object and never holds a record's text;
+- cold records leave `memories` for Parquet files (see `ebbing.lifecycle.archive`); `archive_index`
+  says which file holds each and keeps the columns retention needs, so sweeps never open the files;
+- `archive_files` is the intent log of file changes: a file being written ('writing') or replaced
+  ('deleting') is listed until the change is complete, so a crash leaves a note of what to clean up;
+- `memories.jitter` is a 32-bit hash of the id: a record's slot in a spread-out sweep;
+- trash is `memories.tier = 'trash'` with `trashed_at` set: out of the indexes, restorable until purged.
 """
 
 from __future__ import annotations
@@ -56,6 +62,37 @@ MIGRATIONS: list[tuple[str, str]] = [
             data TEXT NOT NULL DEFAULT '{}'
         );
         CREATE INDEX events_memory ON events (memory_id, seq);
+        """,
+    ),
+    (
+        "0002_forgetting",
+        """
+        ALTER TABLE memories ADD COLUMN security INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE memories ADD COLUMN jitter INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE memories ADD COLUMN trashed_at REAL;
+        CREATE TABLE archive_index (
+            id TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL UNIQUE,
+            tenant TEXT NOT NULL,
+            user_id TEXT,
+            file TEXT NOT NULL,
+            archived_at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            importance REAL NOT NULL,
+            priority TEXT NOT NULL,
+            pinned INTEGER NOT NULL,
+            held INTEGER NOT NULL,
+            security INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            last_accessed_at REAL,
+            access_count INTEGER NOT NULL,
+            update_count INTEGER NOT NULL,
+            jitter INTEGER NOT NULL
+        );
+        CREATE INDEX archive_scope ON archive_index (tenant, user_id);
+        CREATE INDEX archive_by_file ON archive_index (file);
+        CREATE TABLE archive_files (file TEXT PRIMARY KEY, state TEXT NOT NULL);
+        CREATE INDEX events_type ON events (tenant, type, at)
         """,
     ),
 ]

@@ -8,6 +8,7 @@ linger in free pages.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -22,40 +23,54 @@ import numpy as np
 from ebbing.errors import StoreError
 from ebbing.model import LIVE_TIERS, Event, Kind, MemoryRecord, Priority, Scope, Tier, when
 from ebbing.recall.terms import match_expression
-from ebbing.store.base import Candidate
+from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
+from ebbing.store.base import Candidate, SweepRows
 from ebbing.store.filters import compile_sqlite
 from ebbing.store.migrations import migrate
 from ebbing.store.vectors import ScopeVectors
 
-_COLUMNS = (
-    "seq, id, tenant, user_id, agent_id, session_id, text, kind, importance, priority, pinned, held, tier, "
-    "created_at, updated_at, last_accessed_at, access_count, metadata, source_ids, content_hash"
+_FIELDS = (
+    "seq", "id", "tenant", "user_id", "agent_id", "session_id", "text", "kind", "importance", "priority", "pinned",
+    "held", "security", "tier", "created_at", "updated_at", "last_accessed_at", "access_count", "update_count",
+    "metadata", "source_ids", "content_hash",
 )
+_COLUMNS = ", ".join(f"m.{name}" for name in _FIELDS)
+_VECTOR = len(_FIELDS)  # index of the vector blob after the record's columns
 _LIVE = "('" + "', '".join(t.value for t in LIVE_TIERS) + "')"
+_WRITABLE = _FIELDS[1:]  # everything but seq, in insert order
 
 
 def _record(row: sqlite3.Row | tuple[Any, ...], vector: bytes | None = None) -> MemoryRecord:
-    (_, id_, tenant, user_id, agent_id, session_id, text, kind, importance, priority, pinned, held, tier,
-     created_at, updated_at, last_accessed_at, access_count, metadata, source_ids, chash) = tuple(row)[:20]
+    values = dict(zip(_FIELDS, tuple(row)[: len(_FIELDS)], strict=True))
+    last = values["last_accessed_at"]
     return MemoryRecord(
-        id=id_, text=text, kind=Kind(kind), importance=importance, priority=Priority(priority),
-        created_at=when(created_at), updated_at=when(updated_at), tenant=tenant, user_id=user_id,
-        agent_id=agent_id, session_id=session_id, pinned=bool(pinned), held=bool(held),
-        last_accessed_at=when(last_accessed_at) if last_accessed_at is not None else None,
-        access_count=access_count, tier=Tier(tier), metadata=json.loads(metadata),
-        source_ids=json.loads(source_ids), content_hash=chash,
+        id=values["id"], text=values["text"], kind=Kind(values["kind"]), importance=values["importance"],
+        priority=Priority(values["priority"]), created_at=when(values["created_at"]),
+        updated_at=when(values["updated_at"]), tenant=values["tenant"], user_id=values["user_id"],
+        agent_id=values["agent_id"], session_id=values["session_id"], pinned=bool(values["pinned"]),
+        held=bool(values["held"]), security=bool(values["security"]),
+        last_accessed_at=when(last) if last is not None else None, access_count=values["access_count"],
+        update_count=values["update_count"], tier=Tier(values["tier"]), metadata=json.loads(values["metadata"]),
+        source_ids=json.loads(values["source_ids"]), content_hash=values["content_hash"],
         embedding=np.frombuffer(vector, dtype="<f4").copy() if vector is not None else None,
     )
 
 
 def _row(record: MemoryRecord) -> tuple[Any, ...]:
+    """The record's values in `_WRITABLE` order."""
     return (
         record.id, record.tenant, record.user_id, record.agent_id, record.session_id, record.text,
         record.kind.value, record.importance, record.priority.value, int(record.pinned), int(record.held),
-        record.tier.value, record.created_at.timestamp(), record.updated_at.timestamp(),
+        int(record.security), record.tier.value, record.created_at.timestamp(), record.updated_at.timestamp(),
         record.last_accessed_at.timestamp() if record.last_accessed_at else None, record.access_count,
-        json.dumps(record.metadata, ensure_ascii=False), json.dumps(record.source_ids), record.content_hash,
+        record.update_count, json.dumps(record.metadata, ensure_ascii=False), json.dumps(record.source_ids),
+        record.content_hash,
     )
+
+
+def jitter(memory_id: str) -> int:
+    """A stable 31-bit hash of the id: which slot of a spread-out sweep the record falls in."""
+    return int.from_bytes(hashlib.blake2b(memory_id.encode(), digest_size=4).digest(), "little") & 0x7FFFFFFF
 
 
 def _vector_blob(record: MemoryRecord) -> bytes:
@@ -134,7 +149,8 @@ class SQLiteStore:
     def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event]) -> None:
         if not records:
             return
-        placeholders = ", ".join("?" * 19)
+        columns = ", ".join((*_WRITABLE, "jitter"))
+        placeholders = ", ".join("?" * (len(_WRITABLE) + 1))
         tenant_of = {r.id: r.tenant for r in records}
         added: list[tuple[MemoryRecord, int]] = []
         with self._write() as conn:
@@ -142,12 +158,8 @@ class SQLiteStore:
             if len(records) != len(terms):
                 raise StoreError("insert needs one list of terms per record")
             for record in records:
-                cursor = conn.execute(
-                    "INSERT INTO memories (id, tenant, user_id, agent_id, session_id, text, kind, importance, "
-                    "priority, pinned, held, tier, created_at, updated_at, last_accessed_at, access_count, "
-                    f"metadata, source_ids, content_hash) VALUES ({placeholders})",
-                    _row(record),
-                )
+                cursor = conn.execute(f"INSERT INTO memories ({columns}) VALUES ({placeholders})",
+                                      (*_row(record), jitter(record.id)))
                 assert cursor.lastrowid is not None
                 added.append((record, cursor.lastrowid))
             conn.executemany("INSERT INTO vectors (seq, vector) VALUES (?, ?)",
@@ -174,12 +186,10 @@ class SQLiteStore:
             if found is None:
                 raise StoreError(f"record {record.id} vanished during the update")
             seq = found[0]
-            conn.execute(
-                "UPDATE memories SET text = ?, kind = ?, importance = ?, priority = ?, pinned = ?, held = ?, "
-                "tier = ?, updated_at = ?, last_accessed_at = ?, access_count = ?, metadata = ?, "
-                "source_ids = ?, content_hash = ?, update_count = update_count + ? WHERE seq = ?",
-                (*row[5:13], *row[14:19], int(terms is not None), seq),
-            )
+            changing = [name for name in _WRITABLE if name not in ("id", "tenant", "created_at")]
+            values = dict(zip(_WRITABLE, row, strict=True))
+            conn.execute(f"UPDATE memories SET {', '.join(f'{n} = ?' for n in changing)} WHERE seq = ?",
+                         (*(values[n] for n in changing), seq))
             if terms is not None:
                 conn.execute("UPDATE vectors SET vector = ? WHERE seq = ?", (_vector_blob(record), seq))
                 conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
@@ -223,11 +233,11 @@ class SQLiteStore:
     def get(self, tenant: str, memory_id: str) -> MemoryRecord | None:
         with self._lock:
             row = self._conn.execute(
-                f"SELECT {_COLUMNS.replace('seq, ', 'm.seq, ')}, v.vector FROM memories m "
+                f"SELECT {_COLUMNS}, v.vector FROM memories m "
                 "LEFT JOIN vectors v ON v.seq = m.seq WHERE m.id = ? AND +m.tenant = ?",
                 (memory_id, tenant),
             ).fetchone()
-        return None if row is None else _record(row, row[20])
+        return None if row is None else _record(row, row[_VECTOR])
 
     def keyword_search(self, scope: Scope, terms: Sequence[str], limit: int, filters: dict[str, Any] | None
                        ) -> list[int]:
@@ -288,25 +298,26 @@ class SQLiteStore:
         marks = ", ".join("?" * len(keys))
         with self._lock:
             rows = self._conn.execute(
-                "SELECT m.seq, m.text, f.terms, v.vector FROM memories m "
+                f"SELECT m.seq, m.text, f.terms, v.vector, {', '.join('m.' + c for c in RETENTION_COLUMNS)} "
+                "FROM memories m "
                 "JOIN vectors v ON v.seq = m.seq JOIN memories_fts f ON f.rowid = m.seq "
                 f"WHERE m.seq IN ({marks})",
                 list(keys),
             ).fetchall()
-        return [Candidate(row[0], row[1], row[2].split(), np.frombuffer(row[3], dtype="<f4")) for row in rows]
+        return [Candidate(row[0], row[1], row[2].split(), np.frombuffer(row[3], dtype="<f4"), tuple(row[4:]))
+                for row in rows]
 
-    def fetch(self, keys: Sequence[int]) -> list[MemoryRecord]:
+    def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
         if not keys:
-            return []
+            return {}
         marks = ", ".join("?" * len(keys))
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT {_COLUMNS.replace('seq, ', 'm.seq, ')}, v.vector FROM memories m "
+                f"SELECT {_COLUMNS}, v.vector FROM memories m "
                 f"LEFT JOIN vectors v ON v.seq = m.seq WHERE m.seq IN ({marks})",
                 list(keys),
             ).fetchall()
-        found = {row[0]: _record(row, row[20]) for row in rows}
-        return [found[key] for key in keys if key in found]
+        return {row[0]: _record(row, row[_VECTOR]) for row in rows}
 
     def history(self, tenant: str, memory_id: str) -> list[Event]:
         with self._lock:
@@ -326,8 +337,11 @@ class SQLiteStore:
         with self._lock:
             by_tier = dict(self._conn.execute(
                 f"SELECT tier, count(*) FROM memories WHERE {where} GROUP BY tier", params).fetchall())
+            by_tier["cold"] = self._conn.execute(f"SELECT count(*) FROM archive_index WHERE {where}",
+                                                 params).fetchone()[0]
             by_kind = dict(self._conn.execute(
-                f"SELECT kind, count(*) FROM memories WHERE {where} GROUP BY kind", params).fetchall())
+                f"SELECT kind, count(*) FROM (SELECT kind FROM memories WHERE {where} "
+                f"UNION ALL SELECT kind FROM archive_index WHERE {where}) GROUP BY kind", params * 2).fetchall())
         return {"total": sum(by_tier.values()), "by_tier": {t.value: by_tier.get(t.value, 0) for t in Tier},
                 "by_kind": {k.value: by_kind.get(k.value, 0) for k in Kind}}
 
@@ -340,15 +354,219 @@ class SQLiteStore:
         while True:  # page by seq so a long export holds no lock and no giant result set
             with self._lock:
                 rows = self._conn.execute(
-                    f"SELECT {_COLUMNS.replace('seq, ', 'm.seq, ')}, v.vector FROM memories m "
+                    f"SELECT {_COLUMNS}, v.vector FROM memories m "
                     f"LEFT JOIN vectors v ON v.seq = m.seq WHERE {where} AND m.seq > ? ORDER BY m.seq LIMIT 500",
                     (*params, last),
                 ).fetchall()
             if not rows:
                 return
             for row in rows:
-                yield _record(row, row[20])
+                yield _record(row, row[_VECTOR])
             last = rows[-1][0]
+
+    # -- lifecycle: tiers, archive, trash, purge -------------------------------------------------------
+
+    def sweep_rows(self, tenant: str, user_id: str | None, source: str, after: int, limit: int,
+                   window: tuple[int, int, int] | None = None) -> SweepRows | None:
+        """A page of live ("live") or archived ("cold") records after key `after`, with their retention
+        columns. `window` = (period, low, high) keeps records whose jitter slot is in (low, high]."""
+        table, tier = ("memories", f"tier IN {_LIVE}") if source == "live" else ("archive_index", "1")
+        where, params = f"tenant = ? AND {tier} AND seq > ?", [tenant, after]
+        if user_id is not None:
+            where += " AND user_id = ?"
+            params.append(user_id)
+        if window is not None:
+            period, low, high = window
+            joiner = "AND" if low < high else "OR"
+            where += f" AND ((jitter % ?) > ? {joiner} (jitter % ?) <= ?)"
+            params.extend([period, low, period, high])
+        tier_column = "tier" if source == "live" else "'cold'"
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT seq, id, user_id, {tier_column}, {', '.join(RETENTION_COLUMNS)} FROM {table} "
+                f"WHERE {where} ORDER BY seq LIMIT ?", (*params, limit)).fetchall()
+        if not rows:
+            return None
+        return SweepRows(np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows], [r[2] for r in rows],
+                         [r[3] for r in rows], RecordBatch.from_rows([r[4:] for r in rows]))
+
+    def demote(self, tenant: str, moves: Sequence[tuple[int, str | None, Tier]], events: Sequence[Event],
+               at: float) -> None:
+        """Move live records (seq, user_id, to) to warm or to the trash, with their events, in one go."""
+        with self._write() as conn:
+            self._fresh()
+            for seq, _, to in moves:
+                if to is Tier.TRASH:
+                    conn.execute("UPDATE memories SET tier = 'trash', trashed_at = ? WHERE seq = ?", (at, seq))
+                    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+                else:
+                    conn.execute("UPDATE memories SET tier = ? WHERE seq = ?", (to.value, seq))
+            self._insert_events(conn, tenant, events)
+        for scope in {(tenant, user_id) for _, user_id, to in moves if to is Tier.TRASH}:
+            self._vectors.pop(scope, None)
+
+    def promote(self, tenant: str, memory_id: str, to: Tier, terms: list[str] | None, events: Sequence[Event]) -> None:
+        """Lift a record within the store: warm to hot, or trash back to a live tier (`terms` re-index it)."""
+        with self._write() as conn:
+            self._fresh()
+            row = conn.execute("SELECT seq, user_id, tier FROM memories WHERE id = ? AND +tenant = ?",
+                               (memory_id, tenant)).fetchone()
+            if row is None:
+                raise StoreError(f"record {memory_id} vanished before it could move")
+            conn.execute("UPDATE memories SET tier = ?, trashed_at = NULL WHERE seq = ?", (to.value, row[0]))
+            if row[2] == Tier.TRASH.value and terms is not None:
+                conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (row[0], " ".join(terms)))
+            self._insert_events(conn, tenant, events)
+        self._vectors.pop((tenant, row[1]), None)
+
+    def intent(self, file: str, state: str) -> None:
+        """Note a file change before making it ('writing' or 'deleting'), so a crash leaves a trail."""
+        with self._write() as conn:
+            conn.execute("INSERT OR REPLACE INTO archive_files VALUES (?, ?)", (file, state))
+
+    def intents(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return [(r[0], r[1]) for r in self._conn.execute("SELECT file, state FROM archive_files")]
+
+    def clear_intent(self, file: str) -> None:
+        with self._write() as conn:
+            conn.execute("DELETE FROM archive_files WHERE file = ?", (file,))
+
+    def archive_move(self, tenant: str, file: str, seqs: Sequence[int], events: Sequence[Event], at: float) -> None:
+        """After `file` holds these records durably: index them there and take them out of the live store."""
+        marks = ", ".join("?" * len(seqs))
+        with self._write() as conn:
+            self._fresh()
+            conn.execute(
+                "INSERT INTO archive_index (id, seq, tenant, user_id, file, archived_at, kind, importance, "
+                "priority, pinned, held, security, created_at, last_accessed_at, access_count, update_count, "
+                "jitter) SELECT id, seq, tenant, user_id, ?, ?, kind, importance, priority, pinned, held, "
+                f"security, created_at, last_accessed_at, access_count, update_count, jitter FROM memories "
+                f"WHERE seq IN ({marks}) AND tier IN {_LIVE}",
+                (file, at, *seqs))
+            users = {r[0] for r in conn.execute(f"SELECT DISTINCT user_id FROM memories WHERE seq IN ({marks})",
+                                                list(seqs))}
+            conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", list(seqs))
+            conn.execute(f"DELETE FROM memories WHERE seq IN ({marks})", list(seqs))  # vectors cascade
+            conn.execute("DELETE FROM archive_files WHERE file = ?", (file,))
+            self._insert_events(conn, tenant, events)
+        for user_id in users:
+            self._vectors.pop((tenant, user_id), None)
+
+    def cold(self, tenant: str, ids: Sequence[str]) -> dict[str, tuple[str, int, dict[str, Any]]]:
+        """Where archived records are: id -> (file, seq, current flags that override the file's copy)."""
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT id, file, seq, pinned, held, priority FROM archive_index WHERE id IN ({marks}) "
+                "AND +tenant = ?", (*ids, tenant)).fetchall()
+        return {r[0]: (r[1], r[2], {"pinned": bool(r[3]), "held": bool(r[4]), "priority": Priority(r[5])})
+                for r in rows}
+
+    def cold_files(self, tenant: str, user_id: str | None, *, every_user: bool = False) -> dict[str, list[str]]:
+        """Archive files holding a user's (or, with every_user, the tenant's) cold records, and their ids."""
+        where, params = ("tenant = ?", [tenant]) if every_user else ("tenant = ? AND user_id IS ?", [tenant, user_id])
+        with self._lock:
+            rows = self._conn.execute(f"SELECT file, id FROM archive_index WHERE {where} ORDER BY seq",
+                                      params).fetchall()
+        out: dict[str, list[str]] = {}
+        for file, id_ in rows:
+            out.setdefault(file, []).append(id_)
+        return out
+
+    def set_cold_flags(self, tenant: str, memory_id: str, flags: dict[str, Any], events: Sequence[Event]) -> None:
+        allowed = {"pinned", "held", "priority"}
+        assert set(flags) <= allowed
+        values = [v.value if isinstance(v, Priority) else int(v) for v in flags.values()]
+        with self._write() as conn:
+            conn.execute(f"UPDATE archive_index SET {', '.join(f'{k} = ?' for k in flags)} "
+                         "WHERE id = ? AND +tenant = ?", (*values, memory_id, tenant))
+            self._insert_events(conn, tenant, events)
+
+    def replace_file(self, tenant: str, old: str, new: str | None, leaving: Sequence[str],
+                     reinstated: Sequence[tuple[MemoryRecord, int, list[str] | None]], events: Sequence[Event],
+                     at: float) -> None:
+        """Swap archive file `old` for `new` (which holds its rows but `leaving`), drop `leaving` from the
+        archive index, and put `reinstated` records (with their original key; terms for live tiers) back
+        into the store, all in one transaction. `old` is then marked for deletion."""
+        marks = ", ".join("?" * len(leaving))
+        with self._write() as conn:
+            self._fresh()
+            if leaving:
+                conn.execute(f"DELETE FROM archive_index WHERE id IN ({marks}) AND +tenant = ?", (*leaving, tenant))
+            if new is not None:
+                conn.execute("UPDATE archive_index SET file = ? WHERE file = ?", (new, old))
+                conn.execute("DELETE FROM archive_files WHERE file = ?", (new,))
+            columns = ", ".join(("seq", *_WRITABLE, "jitter", "trashed_at"))
+            placeholders = ", ".join("?" * (len(_WRITABLE) + 3))
+            for record, seq, words in reinstated:
+                trashed = at if record.tier is Tier.TRASH else None
+                conn.execute(f"INSERT INTO memories ({columns}) VALUES ({placeholders})",
+                             (seq, *_row(record), jitter(record.id), trashed))
+                conn.execute("INSERT INTO vectors (seq, vector) VALUES (?, ?)", (seq, _vector_blob(record)))
+                if words is not None:
+                    conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, " ".join(words)))
+            conn.execute("INSERT OR REPLACE INTO archive_files VALUES (?, 'deleting')", (old,))
+            self._insert_events(conn, tenant, events)
+        for record, _, _ in reinstated:
+            self._vectors.pop((tenant, record.user_id), None)
+
+    def seq_of(self, tenant: str, memory_id: str) -> int | None:
+        with self._lock:
+            row = self._conn.execute("SELECT seq FROM memories WHERE id = ? AND +tenant = ?",
+                                     (memory_id, tenant)).fetchone()
+        return None if row is None else int(row[0])
+
+    def expired_trash(self, tenant: str, before: float, user_id: str | None = None) -> list[str]:
+        where, params = "tenant = ? AND tier = 'trash' AND held = 0 AND trashed_at <= ?", [tenant, before]
+        if user_id is not None:
+            where += " AND user_id = ?"
+            params.append(user_id)
+        with self._lock:
+            return [r[0] for r in self._conn.execute(f"SELECT id FROM memories WHERE {where}", params)]
+
+    def user_ids(self, tenant: str, user_id: str | None) -> tuple[list[str], list[str]]:
+        """Every id of a user: (in the store, in the archive)."""
+        with self._lock:
+            live = [r[0] for r in self._conn.execute(
+                "SELECT id FROM memories WHERE tenant = ? AND user_id IS ?", (tenant, user_id))]
+            cold = [r[0] for r in self._conn.execute(
+                "SELECT id FROM archive_index WHERE tenant = ? AND user_id IS ?", (tenant, user_id))]
+        return live, cold
+
+    def purge(self, tenant: str, ids: Sequence[str], events: Sequence[Event]) -> None:
+        """Erase records from the store (not the archive files: the caller rewrites those first)."""
+        marks = ", ".join("?" * len(ids))
+        with self._write() as conn:
+            self._fresh()
+            seqs = [r[0] for r in conn.execute(f"SELECT seq FROM memories WHERE id IN ({marks}) AND +tenant = ?",
+                                               (*ids, tenant))]
+            seq_marks = ", ".join("?" * len(seqs))
+            if seqs:
+                conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({seq_marks})", seqs)
+                conn.execute(f"DELETE FROM memories WHERE seq IN ({seq_marks})", seqs)
+            conn.execute(f"DELETE FROM archive_index WHERE id IN ({marks}) AND +tenant = ?", (*ids, tenant))
+            self._insert_events(conn, tenant, events)
+        self._vectors.clear()
+
+    def scrub(self) -> None:
+        """Make erased text unrecoverable from the files: rebuild the keyword index (deleted terms linger
+        in its segments until merged), then checkpoint and truncate the WAL, which holds old pages."""
+        with self._write() as conn:
+            conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def events_since(self, tenant: str, types: Sequence[str], since: float) -> list[Event]:
+        marks = ", ".join("?" * len(types))
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, memory_id, type, at, actor, reason, data FROM events "
+                f"WHERE tenant = ? AND type IN ({marks}) AND at >= ? ORDER BY seq", (tenant, *types, since)).fetchall()
+        return [Event(memory_id=r[1], type=r[2], at=when(r[3]), actor=r[4], reason=r[5], data=json.loads(r[6]),
+                      seq=r[0]) for r in rows]
 
     def close(self) -> None:
         self._scan_pool.shutdown(wait=True)

@@ -1,0 +1,152 @@
+"""The cold tier: records moved out of the live store into Parquet files.
+
+Layout: `<archive>/tenant=<tenant>/month=<YYYY-MM>/<name>.parquet`, the month being the month the
+record was created. Each file is written whole to a temporary name, fsynced, renamed into place and
+its folder fsynced, so a file either exists complete or not at all. Files are never edited: dropping
+a record (restore, purge) writes a replacement file. Which file holds which record is the store's
+business (its archive index); this module only reads and writes files.
+
+Schema (one row a record): id, tenant, user_id, agent_id, session_id, text, kind, importance,
+priority, pinned, held, security, created_at, updated_at, last_accessed_at (timestamps in UTC),
+access_count, update_count, metadata (JSON text), source_ids (list of strings), content_hash,
+embedding (list of float32), seq (the record's key in the live store), archived_at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ebbing.model import Kind, MemoryRecord, Priority, Tier
+
+_TS = pa.timestamp("us", tz="UTC")
+SCHEMA = pa.schema([
+    ("id", pa.string()), ("tenant", pa.string()), ("user_id", pa.string()), ("agent_id", pa.string()),
+    ("session_id", pa.string()), ("text", pa.string()), ("kind", pa.string()), ("importance", pa.float64()),
+    ("priority", pa.string()), ("pinned", pa.bool_()), ("held", pa.bool_()), ("security", pa.bool_()),
+    ("created_at", _TS), ("updated_at", _TS), ("last_accessed_at", _TS), ("access_count", pa.int64()),
+    ("update_count", pa.int64()), ("metadata", pa.string()), ("source_ids", pa.list_(pa.string())),
+    ("content_hash", pa.string()), ("embedding", pa.list_(pa.float32())), ("seq", pa.int64()),
+    ("archived_at", _TS),
+])
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _safe(part: str) -> str:
+    """A tenant name as a folder name: readable when it is plain, hex when it is not."""
+    return part if part.replace("-", "").replace("_", "").isalnum() else "x" + part.encode().hex()
+
+
+class Archive:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def new_path(self, tenant: str, month: str) -> Path:
+        """Where a new file for this tenant and month goes (relative to the root)."""
+        return Path(f"tenant={_safe(tenant)}") / f"month={month}" / f"part-{uuid.uuid4().hex}.parquet"
+
+    @staticmethod
+    def month_of(record: MemoryRecord) -> str:
+        return record.created_at.strftime("%Y-%m")
+
+    def write(self, relative: Path, records: Sequence[tuple[MemoryRecord, int]], at: float) -> None:
+        """Write (record, seq) pairs to one file, durably."""
+        target = self.root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        table = pa.Table.from_pylist([_row(record, seq, at) for record, seq in records], schema=SCHEMA)
+        temporary = target.with_suffix(".tmp")
+        pq.write_table(table, temporary, compression="zstd")
+        with open(temporary, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+        _fsync_dir(target.parent)
+
+    def read(self, relative: Path, ids: Iterable[str] | None = None) -> list[tuple[MemoryRecord, int]]:
+        """(record, seq) pairs of a file, all of them or those with the given ids; tier is cold."""
+        path = self.root / relative
+        if not path.exists():
+            return []
+        table = pq.read_table(path)
+        if ids is not None:
+            wanted = pa.array(list(ids), type=pa.string())
+            table = table.filter(pc.is_in(table["id"], value_set=wanted))
+        return [(_record(row), int(row["seq"])) for row in table.to_pylist()]
+
+    def rewrite_without(self, relative: Path, ids: Iterable[str], replacement: Path) -> int:
+        """Write `replacement` holding the rows of `relative` except `ids`; return how many rows it kept
+        (0 means no replacement was written)."""
+        path = self.root / relative
+        table = pq.read_table(path)
+        drop = pa.array(list(ids), type=pa.string())
+        kept = table.filter(pc.invert(pc.is_in(table["id"], value_set=drop)))
+        if kept.num_rows == 0:
+            return 0
+        target = self.root / replacement
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_suffix(".tmp")
+        pq.write_table(kept, temporary, compression="zstd")
+        with open(temporary, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+        _fsync_dir(target.parent)
+        return int(kept.num_rows)
+
+    def remove(self, relative: Path) -> None:
+        path = self.root / relative
+        path.with_suffix(".tmp").unlink(missing_ok=True)
+        if path.exists():
+            path.unlink()
+            _fsync_dir(path.parent)
+
+    def files(self) -> list[Path]:
+        if not self.root.exists():
+            return []
+        return sorted(p.relative_to(self.root) for p in self.root.rglob("*.parquet"))
+
+
+
+
+def _row(record: MemoryRecord, seq: int, at: float) -> dict[str, Any]:
+    return {
+        "id": record.id, "tenant": record.tenant, "user_id": record.user_id, "agent_id": record.agent_id,
+        "session_id": record.session_id, "text": record.text, "kind": record.kind.value,
+        "importance": record.importance, "priority": record.priority.value, "pinned": record.pinned,
+        "held": record.held, "security": record.security, "created_at": record.created_at,
+        "updated_at": record.updated_at, "last_accessed_at": record.last_accessed_at,
+        "access_count": record.access_count, "update_count": record.update_count,
+        "metadata": json.dumps(record.metadata, ensure_ascii=False), "source_ids": record.source_ids,
+        "content_hash": record.content_hash,
+        "embedding": None if record.embedding is None else np.asarray(record.embedding, dtype=np.float32).tolist(),
+        "seq": seq, "archived_at": datetime.fromtimestamp(at, tz=UTC),
+    }
+
+
+def _record(row: dict[str, Any]) -> MemoryRecord:
+    embedding = row["embedding"]
+    return MemoryRecord(
+        id=row["id"], text=row["text"], kind=Kind(row["kind"]), importance=row["importance"],
+        priority=Priority(row["priority"]), created_at=row["created_at"], updated_at=row["updated_at"],
+        tenant=row["tenant"], user_id=row["user_id"], agent_id=row["agent_id"], session_id=row["session_id"],
+        pinned=row["pinned"], held=row["held"], security=row["security"],
+        last_accessed_at=row["last_accessed_at"], access_count=row["access_count"],
+        update_count=row["update_count"], tier=Tier.COLD, metadata=json.loads(row["metadata"]),
+        source_ids=list(row["source_ids"] or []), content_hash=row["content_hash"],
+        embedding=None if embedding is None else np.asarray(embedding, dtype=np.float32),
+    )

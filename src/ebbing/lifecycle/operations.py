@@ -1,0 +1,135 @@
+"""Moving single records by hand: forget, restore, purge, legal holds, and lifting on recall.
+
+Every record keeps its id for life and is in exactly one place: the live store (hot, warm), the
+archive (cold), the trash, or nowhere (purged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ebbing.errors import Conflict, NotFound
+from ebbing.lifecycle.archive import Archive
+from ebbing.lifecycle.sweep import RANK, out_of_archive
+from ebbing.model import Event, MemoryRecord, Tier, when
+from ebbing.recall.terms import terms
+from ebbing.retention.base import RecordBatch
+from ebbing.retention.composite import TIER_OF_CODE, Composite
+from ebbing.store.sqlite import SQLiteStore
+
+
+def _terms(record: MemoryRecord) -> list[str]:
+    return terms(record.text)
+
+
+class Lifecycle:
+    def __init__(self, store: SQLiteStore, archive: Archive, composite: Composite, tenant: str, actor: str) -> None:
+        self.store, self.archive, self.composite = store, archive, composite
+        self.tenant, self.actor = tenant, actor
+
+    def find(self, memory_id: str) -> MemoryRecord | None:
+        """A record in any tier (cold ones are read from their archive file)."""
+        record = self.store.get(self.tenant, memory_id)
+        if record is not None:
+            return record
+        located = self.store.cold(self.tenant, [memory_id]).get(memory_id)
+        if located is None:
+            return None
+        file, _, flags = located
+        pairs = self.archive.read(Path(file), [memory_id])
+        if not pairs:
+            return None
+        record = pairs[0][0]
+        record.pinned, record.held, record.priority = flags["pinned"], flags["held"], flags["priority"]
+        return record
+
+    def require(self, memory_id: str) -> MemoryRecord:
+        record = self.find(memory_id)
+        if record is None:
+            raise NotFound("id", memory_id)
+        return record
+
+    def forget(self, memory_id: str, at: float, reason: str) -> MemoryRecord:
+        record = self.require(memory_id)
+        if record.tier is Tier.TRASH:
+            return record
+        if record.held:
+            raise Conflict(f"{memory_id} is under legal hold; release it before forgetting it")
+        event = Event(memory_id, "tier", when(at), self.actor, reason or "forgotten on request",
+                      {"from": record.tier.value, "to": Tier.TRASH.value, "policy": "manual"})
+        if record.tier is Tier.COLD:
+            out_of_archive(self.store, self.archive, self.tenant, [memory_id], Tier.TRASH, at, [event], None)
+        else:
+            seq = self._seq(memory_id)
+            self.store.demote(self.tenant, [(seq, record.user_id, Tier.TRASH)], [event], at)
+        return self.require(memory_id)
+
+    def restore(self, memory_id: str, at: float, reason: str = "restored on request") -> MemoryRecord:
+        """Bring a trashed or cold record back to warm, with its history."""
+        record = self.require(memory_id)
+        if record.tier in (Tier.HOT, Tier.WARM):
+            return record
+        event = Event(memory_id, "tier", when(at), self.actor, reason,
+                      {"from": record.tier.value, "to": Tier.WARM.value, "policy": "manual"})
+        if record.tier is Tier.COLD:
+            out_of_archive(self.store, self.archive, self.tenant, [memory_id], Tier.WARM, at, [event], _terms)
+        else:
+            self.store.promote(self.tenant, memory_id, Tier.WARM, _terms(record), [event])
+        return self.require(memory_id)
+
+    def purge(self, ids: Sequence[str], at: float, reason: str) -> list[str]:
+        """Erase records everywhere: store, indexes, archive files, trash. Held records are refused."""
+        records = [self.require(i) for i in ids]
+        held = [r.id for r in records if r.held]
+        if held:
+            raise Conflict(f"under legal hold, not purged: {', '.join(held)}")
+        cold = [r.id for r in records if r.tier is Tier.COLD]
+        events = [Event(r.id, "purge", when(at), self.actor, reason, {"from": r.tier.value}) for r in records]
+        if cold:  # first out of the archive files (into the trash), so the text is only in the store
+            out_of_archive(self.store, self.archive, self.tenant, cold, Tier.TRASH, at, [], None)
+        self.store.purge(self.tenant, [r.id for r in records], events)
+        self.store.scrub()
+        return [r.id for r in records]
+
+    def set_flag(self, memory_id: str, name: str, value: bool, event_type: str, at: float) -> MemoryRecord:
+        record = self.require(memory_id)
+        if getattr(record, name) == value:
+            return record
+        event = Event(memory_id, event_type, when(at), self.actor)
+        if record.tier is Tier.COLD:
+            self.store.set_cold_flags(self.tenant, memory_id, {name: value}, [event])
+        else:
+            setattr(record, name, value)
+            record.updated_at = when(at)
+            self.store.replace(record, None, [event])
+        return self.require(memory_id)
+
+    def lift(self, records: Sequence[MemoryRecord], at: float) -> dict[str, Tier]:
+        """After a counted use: a record whose retention now earns a higher tier moves up to it."""
+        if not records:
+            return {}
+        batch = RecordBatch.from_records(records)
+        targets = self.composite.tiers(self.composite.score(batch, at))
+        lifted = {}
+        for record, code in zip(records, targets, strict=True):
+            target = TIER_OF_CODE[int(code)]
+            if target is Tier.TRASH or RANK[target] >= RANK[record.tier]:
+                continue
+            if record.tier is Tier.COLD:
+                target = Tier.WARM  # a cold record comes back warm; further recalls lift it on
+                event = Event(record.id, "tier", when(at), self.actor, "recalled",
+                              {"from": "cold", "to": "warm", "policy": "recall"})
+                out_of_archive(self.store, self.archive, self.tenant, [record.id], target, at, [event], _terms)
+            else:
+                event = Event(record.id, "tier", when(at), self.actor, "recalled",
+                              {"from": record.tier.value, "to": target.value, "policy": "recall"})
+                self.store.promote(self.tenant, record.id, target, None, [event])
+            lifted[record.id] = target
+        return lifted
+
+    def _seq(self, memory_id: str) -> int:
+        seq = self.store.seq_of(self.tenant, memory_id)
+        if seq is None:
+            raise NotFound("id", memory_id)
+        return seq

@@ -1,0 +1,208 @@
+"""Sweeps: score records in batches and move each one down to the tier its retention says.
+
+A sweep only ever moves records down (hot -> warm -> cold -> trash); recall lifts them. Each step is
+its own transaction and safe to repeat, so a sweep killed at any point and run again ends where an
+uninterrupted one would: an archive file is noted before it is written and indexed in the same
+transaction that removes its records from the live store; an interrupted file change is undone (or
+finished) by `recover` from that note.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ebbing.lifecycle.archive import Archive
+from ebbing.model import Event, MemoryRecord, Tier, when
+from ebbing.retention.base import PRIORITIES
+from ebbing.retention.composite import TIER_OF_CODE, Composite
+from ebbing.retention.config import DAY, RetentionConfig
+from ebbing.store.base import SweepRows
+from ebbing.store.sqlite import SQLiteStore
+
+RANK = {Tier.HOT: 0, Tier.WARM: 1, Tier.COLD: 2, Tier.TRASH: 3}
+
+
+@dataclass(frozen=True)
+class Change:
+    id: str
+    source: Tier
+    target: Tier
+    score: float
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "from": self.source.value, "to": self.target.value, "score": self.score,
+                "reason": self.reason}
+
+
+@dataclass
+class SweepReport:
+    at: float
+    dry_run: bool
+    evaluated: int = 0
+    changes: list[Change] = field(default_factory=list)
+    purged: list[str] = field(default_factory=list)
+
+    @property
+    def transitions(self) -> dict[str, int]:
+        return dict(Counter(f"{c.source.value}->{c.target.value}" for c in self.changes))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": when(self.at).isoformat(), "dry_run": self.dry_run, "evaluated": self.evaluated,
+                "transitions": self.transitions, "purged": len(self.purged),
+                "changes": [c.to_dict() for c in self.changes]}
+
+
+def reasons(composite: Composite, config: RetentionConfig, rows: SweepRows, now: float,
+            scores: np.ndarray, targets: np.ndarray) -> list[str]:
+    """Why each record goes where it goes, in words, naming the policy that decided."""
+    gate = composite.priority.score(rows.batch, now)
+    idle_days = (now - rows.batch.referenced_at) / DAY
+    thresholds = config.thresholds
+    out = []
+    for i, code in enumerate(targets):
+        tier = TIER_OF_CODE[int(code)]
+        if gate[i] == 0:
+            priority = PRIORITIES[int(rows.batch.priority[i])]
+            out.append(f"priority {priority.value} expired: {idle_days[i]:.0f} days without use "
+                       f"(limit {config.expiry_days[priority]:g})")
+        elif tier is Tier.TRASH:
+            out.append(f"retention {scores[i]:.3f} below the cold threshold {thresholds[Tier.COLD]:g}")
+        else:
+            above = {Tier.WARM: Tier.HOT, Tier.COLD: Tier.WARM}.get(tier, tier)
+            out.append(f"retention {scores[i]:.3f} below the {above.value} threshold {thresholds[above]:g}")
+    return out
+
+
+class Sweeper:
+    def __init__(self, store: SQLiteStore, archive: Archive, config: RetentionConfig, tenant: str, actor: str) -> None:
+        self.store, self.archive, self.config = store, archive, config
+        self.composite = Composite(config)
+        self.tenant, self.actor = tenant, actor
+
+    def recover(self) -> None:
+        """Finish or undo file changes a crash interrupted: a file still 'writing' was never indexed, and
+        one 'deleting' was already replaced; either way the file goes."""
+        for file, _ in self.store.intents():
+            self.archive.remove(Path(file))
+            self.store.clear_intent(file)
+
+    def window(self, at: float, user_id: str | None) -> tuple[int, int, int] | bool | None:
+        """The jitter slots due since the last spread sweep: (period, low, high], None for all, False for none."""
+        period = int(self.config.sweep_period)
+        key = f"spread:{self.tenant}:{user_id}"
+        last_text = self.store.get_meta(key)
+        last = float(last_text) if last_text is not None else None
+        if last is None or at - last >= period:
+            return None
+        if at <= last:
+            return False  # the clock went back: nothing new is due
+        return (period, int(last) % period, int(at) % period)
+
+    def run(self, at: float, *, dry_run: bool = False, user_id: str | None = None, spread: bool = False,
+            batch_size: int = 5000) -> SweepReport:
+        report = SweepReport(at=at, dry_run=dry_run)
+        if not dry_run:
+            self.recover()
+        window = self.window(at, user_id) if spread else None
+        if window is not False:
+            for source in ("live", "cold"):
+                after = 0
+                while rows := self.store.sweep_rows(self.tenant, user_id, source, after, batch_size,
+                                                    window if isinstance(window, tuple) else None):
+                    after = int(rows.seqs[-1])
+                    report.evaluated += len(rows.ids)
+                    self._batch(rows, at, dry_run, report)
+            if spread and not dry_run:
+                self.store.set_meta(f"spread:{self.tenant}:{user_id}", repr(at))
+        report.purged = self.store.expired_trash(self.tenant, at - self.config.grace_days * DAY, user_id)
+        if report.purged and not dry_run:
+            reason = f"{self.config.grace_days:g} days in the trash"
+            self.store.purge(self.tenant, report.purged,
+                             [Event(i, "purge", when(at), self.actor, reason) for i in report.purged])
+            self.store.scrub()
+        return report
+
+    def _batch(self, rows: SweepRows, at: float, dry_run: bool, report: SweepReport) -> None:
+        scores = self.composite.score(rows.batch, at)
+        targets = self.composite.tiers(scores)
+        current = np.array([RANK[Tier(t)] for t in rows.tiers])
+        moving = np.flatnonzero(targets > current)
+        if len(moving) == 0:
+            return
+        why = reasons(self.composite, self.config, rows, at, scores, targets)
+        changes = [Change(rows.ids[i], Tier(rows.tiers[i]), TIER_OF_CODE[int(targets[i])], round(float(scores[i]), 4),
+                          why[i]) for i in moving]
+        report.changes.extend(changes)
+        if dry_run:
+            return
+        by_id = {c.id: (int(rows.seqs[i]), rows.user_ids[i], c) for i, c in zip(moving, changes, strict=True)}
+        in_store = [(seq, user, c) for seq, user, c in by_id.values()
+                    if c.source is not Tier.COLD and c.target in (Tier.WARM, Tier.TRASH)]
+        if in_store:
+            self.store.demote(self.tenant, [(seq, user, c.target) for seq, user, c in in_store],
+                              [self._event(c, at) for _, _, c in in_store], at)
+        to_cold = [(seq, c) for seq, _, c in by_id.values() if c.target is Tier.COLD]
+        if to_cold:
+            self._archive([seq for seq, _ in to_cold], [c for _, c in to_cold], at)
+        from_cold = [c for c in changes if c.source is Tier.COLD]
+        if from_cold:
+            out_of_archive(self.store, self.archive, self.tenant, [c.id for c in from_cold], Tier.TRASH, at,
+                           [self._event(c, at) for c in from_cold], terms_for=None)
+
+    def _archive(self, seqs: list[int], changes: list[Change], at: float) -> None:
+        records = self.store.fetch(seqs)
+        groups: dict[str, list[tuple[MemoryRecord, int, Change]]] = {}
+        for seq, change in zip(seqs, changes, strict=True):
+            record = records[seq]
+            groups.setdefault(Archive.month_of(record), []).append((record, seq, change))
+        for month, members in groups.items():
+            relative = self.archive.new_path(self.tenant, month)
+            self.store.intent(str(relative), "writing")  # noted first: a crash after this leaves a trail
+            self.archive.write(relative, [(r, s) for r, s, _ in members], at)
+            self.store.archive_move(self.tenant, str(relative), [s for _, s, _ in members],
+                                    [self._event(c, at) for _, _, c in members], at)
+
+    def _event(self, change: Change, at: float) -> Event:
+        return Event(change.id, "tier", when(at), self.actor, change.reason, {
+            "from": change.source.value, "to": change.target.value, "score": change.score,
+            "policy": f"composite/{self.config.combine}",
+            "thresholds": {t.value: v for t, v in self.config.thresholds.items()},
+        })
+
+
+def out_of_archive(store: SQLiteStore, archive: Archive, tenant: str, ids: list[str], target: Tier, at: float,
+                   events: list[Event], terms_for: Any) -> list[MemoryRecord]:
+    """Bring archived records back into the store as `target` (warm, or trash), rewriting each file they
+    leave. `terms_for(record)` gives keyword terms for live targets. Returns the records moved."""
+    located = store.cold(tenant, ids)
+    by_file: dict[str, list[str]] = {}
+    for memory_id, (file, _, _) in located.items():
+        by_file.setdefault(file, []).append(memory_id)
+    moved: list[MemoryRecord] = []
+    for file, members in by_file.items():
+        old = Path(file)
+        pairs = archive.read(old, members)
+        reinstated = []
+        for record, seq in pairs:
+            flags = located[record.id][2]
+            record.pinned, record.held, record.priority = flags["pinned"], flags["held"], flags["priority"]
+            record.tier = target
+            words = terms_for(record) if terms_for is not None and target is not Tier.TRASH else None
+            reinstated.append((record, seq, words))
+            moved.append(record)
+        replacement = archive.new_path(tenant, old.parent.name.removeprefix("month="))
+        store.intent(str(replacement), "writing")
+        kept = archive.rewrite_without(old, members, replacement)
+        if kept == 0:
+            store.clear_intent(str(replacement))
+        store.replace_file(tenant, str(old), str(replacement) if kept else None, members, reinstated,
+                           [e for e in events if e.memory_id in members], at)
+        archive.remove(old)
+        store.clear_intent(str(old))
+    return moved

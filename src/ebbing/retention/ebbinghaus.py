@@ -1,0 +1,58 @@
+"""The Ebbinghaus forgetting curve: a record's hold fades exponentially from its last use.
+
+    S0 = stability_days[kind] * DAY
+         * security_factor  (secret-bearing or security-related records)
+         * marked_factor    (records someone marked important, importance >= 0.9)
+         * updated_factor   (records whose text changed at least `frequent_updates` times)
+    S  = S0 * min(1 + ln(1 + beta * access_count), max_reinforcement)
+    W  = weight_floor + (1 - weight_floor) * importance
+    dt = max(0, now - referenced_at)
+    R  = W * exp(-dt / S), and at least protection_floor while now - created_at < protection_days
+
+The per-record factors on S0 are the "dynamic tau" of the seed article: what a record is, not only how
+often it was used, sets how fast it fades. Reinforcement is logarithmic and capped, so a record recalled
+thousands of times still fades eventually instead of becoming immortal by habit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ebbing.retention.base import KINDS, RecordBatch
+from ebbing.retention.config import DAY, RetentionConfig
+
+
+class Ebbinghaus:
+    name = "ebbinghaus"
+
+    def __init__(self, config: RetentionConfig) -> None:
+        self.config = config
+        self._base_stability = np.array([config.stability_days[kind] * DAY for kind in KINDS], dtype=np.float64)
+
+    def stability(self, batch: RecordBatch) -> np.ndarray:
+        """S in seconds per record: the time for the score to fall to 1/e of its weight."""
+        c = self.config
+        s0 = (self._base_stability[batch.kind]
+              * np.where(batch.security, c.security_factor, 1.0)
+              * np.where(batch.marked, c.marked_factor, 1.0)
+              * np.where(batch.update_count >= c.frequent_updates, c.updated_factor, 1.0))
+        # A negative count can only be corrupt data; clamping keeps log1p defined instead of producing NaN.
+        recalls = np.maximum(batch.access_count, 0)
+        reinforcement = np.minimum(1.0 + np.log1p(c.beta * recalls), c.max_reinforcement)
+        out: np.ndarray = s0 * reinforcement
+        return out
+
+    def score(self, batch: RecordBatch, now: float | np.ndarray) -> np.ndarray:
+        """R per record at `now` (a scalar, or one time per record to follow one record through time)."""
+        c = self.config
+        # Importance outside 0..1 would push the weight, and so the score, outside the policy contract.
+        weight = c.weight_floor + (1.0 - c.weight_floor) * np.clip(batch.importance, 0.0, 1.0)
+        elapsed = np.maximum(0.0, now - batch.referenced_at)
+        stability = self.stability(batch)
+        # The config allows a factor of 0, hence S = 0: treat that as instant forgetting once any time has
+        # passed (and none at dt = 0) rather than letting 0/0 turn into NaN.
+        ratio = np.divide(elapsed, stability, out=np.where(elapsed > 0, np.inf, 0.0), where=stability > 0)
+        decayed = weight * np.exp(-ratio)
+        protected = (now - batch.created_at) < c.protection_days * DAY
+        out: np.ndarray = np.where(protected, np.maximum(decayed, c.protection_floor), decayed)
+        return out

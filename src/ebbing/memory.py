@@ -295,6 +295,11 @@ class Memory:
         hits = [self._touched(h, now) if h.record.id in counted else h for h in hits]
         recalled = [h.record for h in hits if h.record.id in counted or h.record.tier is Tier.COLD]
         lifted = self.lifecycle.lift(recalled, now)
+        revived = [h.record.id for h in hits if h.record.tier is Tier.COLD and h.record.id in lifted]
+        if revived:  # back in the store now, so their recall counts like any other
+            counted |= self.store.record_access(self.tenant, revived, now, self.search_config.access_window,
+                                                self.actor)
+            hits = [self._touched(h, now) if h.record.id in revived else h for h in hits]
         return [Hit(dataclasses.replace(h.record, tier=lifted[h.record.id]), h.score, h.parts)
                 if h.record.id in lifted else h for h in hits]
 

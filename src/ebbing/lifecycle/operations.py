@@ -114,10 +114,11 @@ class Lifecycle:
         lifted = {}
         for record, code in zip(records, targets, strict=True):
             target = TIER_OF_CODE[int(code)]
-            if target is Tier.TRASH or RANK[target] >= RANK[record.tier]:
+            if record.tier is Tier.COLD:
+                target = Tier.WARM  # a recalled cold record comes back warm; further recalls lift it on
+            elif target is Tier.TRASH or RANK[target] >= RANK[record.tier]:
                 continue
             if record.tier is Tier.COLD:
-                target = Tier.WARM  # a cold record comes back warm; further recalls lift it on
                 event = Event(record.id, "tier", when(at), self.actor, "recalled",
                               {"from": "cold", "to": "warm", "policy": "recall"})
                 out_of_archive(self.store, self.archive, self.tenant, [record.id], target, at, [event], _terms)

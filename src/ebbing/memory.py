@@ -329,15 +329,18 @@ class Memory:
     # -- forgetting ----------------------------------------------------------------------------------
 
     def sweep(self, at: Instant = None, dry_run: bool = False, user_id: str | None = None,
-              spread: bool = False) -> SweepReport:
+              spread: bool = False, batch_size: int = 5000) -> SweepReport:
         """Score every record and move each down to the tier its retention says (see `ebbing.retention`).
 
         `spread=True` only takes the records whose jitter slot came due since the last spread sweep, so
-        sweeping often over a period touches each record once per period. `dry_run` changes nothing.
+        sweeping often over a period touches each record once per period. `dry_run` changes nothing. Each
+        batch of `batch_size` records is scored and moved in its own transactions, so a sweep can be
+        killed at any point and run again to the same end.
         """
         sweeper = Sweeper(self.store, self.archive, self.retention, self.tenant, self.actor)
         return sweeper.run(to_epoch(at), dry_run=validate.flag(dry_run, "dry_run"),
-                           user_id=validate.name(user_id, "user_id"), spread=validate.flag(spread, "spread"))
+                           user_id=validate.name(user_id, "user_id"), spread=validate.flag(spread, "spread"),
+                           batch_size=validate.limit(batch_size, "batch_size", maximum=1_000_000))
 
     def forget(self, memory_id: str, at: Instant = None, reason: str = "") -> MemoryRecord:
         """Send a record to the trash now; it stays restorable until purged."""

@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from ebbing.errors import InvalidInput
 from ebbing.model import Kind, Priority, Tier
 
 DAY = 86_400.0
+numbers_type = (int, float, np.integer, np.floating)
 
 
 def _frozen(values: Mapping[Any, float]) -> Mapping[Any, float]:
@@ -48,7 +51,7 @@ class RetentionConfig:
     # How the composite combines: "decay" (Ebbinghaus), "importance", or "blend" (weighted mean).
     combine: str = "decay"
     blend_importance: float = 0.3  # importance's weight when combine == "blend"
-    # Score -> tier: at or above hot -> hot, above warm -> warm, above cold -> cold, below -> forgotten.
+    # Score -> tier: at or above hot -> hot, at or above warm -> warm, at or above cold -> cold, else forgotten.
     thresholds: Mapping[Tier, float] = field(default_factory=lambda: _frozen({
         Tier.HOT: 0.75, Tier.WARM: 0.40, Tier.COLD: 0.15,
     }))
@@ -68,20 +71,29 @@ class RetentionConfig:
             **{f"thresholds.{k}": v for k, v in self.thresholds.items()},
             **{f"importance_weights[{i}]": v for i, v in enumerate(self.importance_weights)},
         }
+        numbers["frequent_updates"] = self.frequent_updates
+        numbers["recall_saturation"] = self.recall_saturation
         for name, value in numbers.items():
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, numbers_type) or not math.isfinite(value) or value < 0:
                 raise InvalidInput(name, "must be a finite number >= 0")
-        for name in ("stability_days", "max_reinforcement", "sweep_period"):
-            values = self.stability_days.values() if name == "stability_days" else [getattr(self, name)]
-            if any(v <= 0 for v in values):
+        positive = {"max_reinforcement": self.max_reinforcement, "sweep_period": self.sweep_period,
+                    "security_factor": self.security_factor, "marked_factor": self.marked_factor,
+                    "updated_factor": self.updated_factor, "recall_saturation": self.recall_saturation,
+                    **{f"stability_days.{k}": v for k, v in self.stability_days.items()}}
+        for name, value in positive.items():
+            if value <= 0:
                 raise InvalidInput(name, "must be > 0")
+        for kind, value in self.type_scores.items():
+            if value > 1:
+                raise InvalidInput(f"type_scores.{kind}", "must be between 0 and 1")
         if self.max_reinforcement < 1:
             raise InvalidInput("max_reinforcement", "must be >= 1 (reinforcement never weakens)")
         for name in ("weight_floor", "protection_floor", "blend_importance"):
             if getattr(self, name) > 1:
                 raise InvalidInput(name, "must be between 0 and 1")
-        if set(self.stability_days) != set(Kind) or set(self.type_scores) != set(Kind):
-            raise InvalidInput("stability_days", "needs a value for every kind")
+        for name, mapping in (("stability_days", self.stability_days), ("type_scores", self.type_scores)):
+            if set(mapping) != set(Kind):
+                raise InvalidInput(name, "needs a value for every kind")
         if set(self.expiry_days) != {Priority.P1, Priority.P2}:
             raise InvalidInput("expiry_days", "needs P1 and P2 (P0 never expires)")
         if set(self.thresholds) != {Tier.HOT, Tier.WARM, Tier.COLD}:

@@ -323,8 +323,8 @@ class Memory:
         for record in self.store.scan(self.tenant, user_id):
             yield record.to_dict(embedding=embeddings)
         for file, ids in self.store.cold_files(self.tenant, user_id, every_user=user_id is None).items():
-            for record, _ in self.archive.read(Path(file), ids):
-                yield self.lifecycle.require(record.id).to_dict(embedding=embeddings)  # current flags
+            for record in self.lifecycle.read_cold(Path(file), ids):
+                yield record.to_dict(embedding=embeddings)
 
     # -- forgetting ----------------------------------------------------------------------------------
 
@@ -473,14 +473,16 @@ class Memory:
     def _cold_candidates(self, scope: Scope, filters: dict[str, Any] | None) -> list[tuple[MemoryRecord, int]]:
         out = []
         for file, ids in self.store.cold_files(self.tenant, scope.user_id).items():
-            for record, seq in self.archive.read(Path(file), ids):
+            located = self.store.cold(self.tenant, ids)
+            for record in self.lifecycle.read_cold(Path(file), ids):
+                seq = located[record.id][1]
                 if scope.agent_id is not None and record.agent_id != scope.agent_id:
                     continue
                 if scope.session_id is not None and record.session_id != scope.session_id:
                     continue
                 if filters and not matches(record, filters):
                     continue
-                out.append((self.lifecycle.require(record.id), seq))
+                out.append((record, seq))
         return out
 
     def _touched(self, hit: Hit, now: float) -> Hit:

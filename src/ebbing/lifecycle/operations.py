@@ -36,13 +36,19 @@ class Lifecycle:
         located = self.store.cold(self.tenant, [memory_id]).get(memory_id)
         if located is None:
             return None
-        file, _, flags = located
-        pairs = self.archive.read(Path(file), [memory_id])
-        if not pairs:
-            return None
-        record = pairs[0][0]
-        record.pinned, record.held, record.priority = flags["pinned"], flags["held"], flags["priority"]
-        return record
+        found = self.read_cold(Path(located[0]), [memory_id])
+        return found[0] if found else None
+
+    def read_cold(self, file: Path, ids: Sequence[str]) -> list[MemoryRecord]:
+        """Archived records as they are now: the file's copy with the flags changed since laid over it."""
+        located = self.store.cold(self.tenant, list(ids))
+        out = []
+        for record, _ in self.archive.read(file, ids):
+            if record.id in located:
+                flags = located[record.id][2]
+                record.pinned, record.held, record.priority = flags["pinned"], flags["held"], flags["priority"]
+                out.append(record)
+        return out
 
     def require(self, memory_id: str) -> MemoryRecord:
         record = self.find(memory_id)
@@ -80,17 +86,22 @@ class Lifecycle:
 
     def purge(self, ids: Sequence[str], at: float, reason: str) -> list[str]:
         """Erase records everywhere: store, indexes, archive files, trash. Held records are refused."""
-        records = [self.require(i) for i in ids]
-        held = [r.id for r in records if r.held]
+        found = self.store.where_held(self.tenant, ids)
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise NotFound("id", missing[0])
+        held = [i for i, (_, is_held) in found.items() if is_held]
         if held:
-            raise Conflict(f"under legal hold, not purged: {', '.join(held)}")
-        cold = [r.id for r in records if r.tier is Tier.COLD]
-        events = [Event(r.id, "purge", when(at), self.actor, reason, {"from": r.tier.value}) for r in records]
-        if cold:  # first out of the archive files (into the trash), so the text is only in the store
-            out_of_archive(self.store, self.archive, self.tenant, cold, Tier.TRASH, at, [], None)
-        self.store.purge(self.tenant, [r.id for r in records], events)
+            raise Conflict(f"under legal hold, not purged: {', '.join(held[:20])}")
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            cold = [i for i in chunk if found[i][0] is Tier.COLD]
+            if cold:  # first out of the archive files (into the trash), so the text is only in the store
+                out_of_archive(self.store, self.archive, self.tenant, cold, Tier.TRASH, at, [], None)
+            self.store.purge(self.tenant, chunk, [Event(i, "purge", when(at), self.actor, reason,
+                                                        {"from": found[i][0].value}) for i in chunk])
         self.store.scrub()
-        return [r.id for r in records]
+        return list(ids)
 
     def set_flag(self, memory_id: str, name: str, value: bool, event_type: str, at: float) -> MemoryRecord:
         record = self.require(memory_id)

@@ -519,6 +519,20 @@ class SQLiteStore:
                                      (memory_id, tenant)).fetchone()
         return None if row is None else int(row[0])
 
+    def where_held(self, tenant: str, ids: Sequence[str]) -> dict[str, tuple[Tier, bool]]:
+        """Tier and legal hold of each id that exists, live, trashed or cold."""
+        out: dict[str, tuple[Tier, bool]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            with self._lock:
+                for id_, tier, held in self._conn.execute(
+                        f"SELECT id, tier, held FROM memories WHERE id IN ({marks}) AND +tenant = ? UNION ALL "
+                        f"SELECT id, 'cold', held FROM archive_index WHERE id IN ({marks}) AND +tenant = ?",
+                        (*chunk, tenant, *chunk, tenant)):
+                    out[id_] = (Tier(tier), bool(held))
+        return out
+
     def expired_trash(self, tenant: str, before: float, user_id: str | None = None) -> list[str]:
         where, params = "tenant = ? AND tier = 'trash' AND held = 0 AND trashed_at <= ?", [tenant, before]
         if user_id is not None:

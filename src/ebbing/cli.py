@@ -6,21 +6,29 @@ Errors print one line on stderr and exit non-zero (2 bad input, 3 not found, 1 a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.table import Column, Table
 
+from ebbing.clock import to_epoch
 from ebbing.errors import EbbingError, InvalidInput, NotFound
 from ebbing.memory import Memory
 from ebbing.model import Event, Hit, MemoryRecord
+from ebbing.retention.base import RecordBatch
+from ebbing.retention.config import DAY
+from ebbing.retention.curve import kind_curves, retention_curve
+from ebbing.retention.plot import plot_kinds, plot_record
 
 app = typer.Typer(help="Long-term memory for AI agents that forgets the way people do.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -249,6 +257,241 @@ def export(
         handle = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
         for row in mem.export(user_id=user, embeddings=embeddings):
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+# -- forgetting ----------------------------------------------------------------------------------------
+
+YesOpt = Annotated[bool, typer.Option("--yes", help="Confirm: this erases for good.")]
+PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Write a PNG plot here.", dir_okay=False)]
+SHOWN_CHANGES = 20  # a human-readable sweep lists this many changes; --json lists them all
+PLOT_MIN_DAYS = 30  # an explain plot spans at least this long from creation
+PLOT_MARGIN = 0.1  # and runs this fraction of its span past the projected move
+
+
+def _require_yes(yes: bool) -> None:
+    if not yes:
+        err.print("error: purge erases for good; add --yes", markup=False, highlight=False)
+        raise typer.Exit(2)
+
+
+def _id_column() -> Column:
+    return Column("id", no_wrap=True, min_width=26)  # ids are never cut short, whatever the width
+
+
+def _seconds(timestamp: str) -> str:
+    """An ISO-8601 time to the second, for people."""
+    return datetime.fromisoformat(timestamp).isoformat(timespec="seconds")
+
+
+def _minutes(timestamp: str) -> str:
+    """An ISO-8601 time as a short UTC date and time, for narrow tables."""
+    return datetime.fromisoformat(timestamp).astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _show_tier(verb: str, record: MemoryRecord, as_json: bool) -> None:
+    if as_json:
+        _print_json(record.to_dict())
+    else:
+        flags = "".join(f" {name}" for name in ("pinned", "held") if getattr(record, name))
+        out.print(f"{verb} {record.id}  tier {record.tier.value}{flags}", highlight=False)
+
+
+@app.command()
+def sweep(
+    at: AtOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would move; change nothing.")] = False,
+    user: UserOpt = None,
+    spread: Annotated[bool, typer.Option("--spread", help="Only the records whose slot in the sweep period "
+                                         "came due since the last spread sweep.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Score every memory and move each down to the tier its retention earns; purge trash past its grace."""
+    with _memory() as mem:
+        report = mem.sweep(at=at, dry_run=dry_run, user_id=user, spread=spread)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    summary = report.to_dict()
+    out.print(f"{'dry run: nothing changed; ' if report.dry_run else ''}swept at {summary['at']}: "
+              f"evaluated {report.evaluated}, moved {len(report.changes)}, "
+              f"purged {len(report.purged)}", highlight=False)
+    if report.transitions:
+        counts = Table("transition", "count")
+        for transition, count in sorted(report.transitions.items()):
+            counts.add_row(transition.replace("->", " -> "), str(count))
+        out.print(counts)
+    if report.changes:
+        changes = Table(_id_column(), "from", "to", "score", "reason")
+        for change in report.changes[:SHOWN_CHANGES]:
+            changes.add_row(change.id, change.source.value, change.target.value, f"{change.score:.3f}",
+                            change.reason)
+        out.print(changes)
+        if len(report.changes) > SHOWN_CHANGES:
+            out.print(f"[dim]… and {len(report.changes) - SHOWN_CHANGES} more (--json lists them all)[/]")
+
+
+@app.command()
+def forget(
+    memory_id: IdArg,
+    reason: Annotated[str, typer.Option("--reason", help="Why, for the audit log.")] = "",
+    at: AtOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Send a memory to the trash now; `ebbing restore` brings it back until it is purged."""
+    with _memory() as mem:
+        record = mem.forget(memory_id, at=at, reason=reason)
+    _show_tier("forgot", record, as_json)
+
+
+@app.command()
+def restore(memory_id: IdArg, at: AtOpt = None, as_json: JsonOpt = False) -> None:
+    """Bring a trashed or cold memory back to warm, with its id and history."""
+    with _memory() as mem:
+        record = mem.restore(memory_id, at=at)
+    _show_tier("restored", record, as_json)
+
+
+@app.command()
+def purge(memory_id: IdArg, at: AtOpt = None, yes: YesOpt = False, as_json: JsonOpt = False) -> None:
+    """Erase a memory for good (store, archive, trash); its audit events stay, without text. Needs --yes."""
+    _require_yes(yes)
+    with _memory() as mem:
+        mem.purge(memory_id, at=at)
+    _print_json({"purged": memory_id}) if as_json else out.print(f"purged {memory_id}", highlight=False)
+
+
+@app.command("purge-user")
+def purge_user(
+    user_id: Annotated[str, typer.Argument(help="The user whose memories to erase.")],
+    at: AtOpt = None,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase every memory of a user for good (right to erasure); held memories block it. Needs --yes."""
+    _require_yes(yes)
+    with _memory() as mem:
+        count = mem.purge_user(user_id, at=at)
+    if as_json:
+        _print_json({"user_id": user_id, "purged": count})
+    else:
+        out.print(f"purged {count} memories of {user_id}", markup=False, highlight=False)
+
+
+@app.command()
+def hold(memory_id: IdArg, at: AtOpt = None, as_json: JsonOpt = False) -> None:
+    """Put a memory under legal hold: it is never forgotten or purged until released."""
+    with _memory() as mem:
+        record = mem.hold(memory_id, at=at)
+    _show_tier("held", record, as_json)
+
+
+@app.command()
+def release(memory_id: IdArg, at: AtOpt = None, as_json: JsonOpt = False) -> None:
+    """Release a memory from legal hold: it fades like any other again."""
+    with _memory() as mem:
+        record = mem.release(memory_id, at=at)
+    _show_tier("released", record, as_json)
+
+
+@app.command("explain")
+def explain_(memory_id: IdArg, at: AtOpt = None, plot: PlotOpt = None, as_json: JsonOpt = False) -> None:
+    """Why a memory is in its tier: its retention by policy now, and when it moves down if never used.
+
+    With --plot, also draw its retention curve from creation past that move, with its recalls marked.
+    """
+    with _memory() as mem:
+        explanation = mem.explain(memory_id, at=at)
+        written = _plot_record(mem, memory_id, explanation, plot) if plot is not None else None
+    if as_json:
+        _print_json({**explanation, "plot": str(written)} if written else explanation)
+        return
+    _show_explanation(explanation)
+    if written:
+        out.print(f"wrote {written}", markup=False, highlight=False)
+
+
+def _plot_record(mem: Memory, memory_id: str, explanation: dict[str, Any], path: Path) -> Path:
+    """The record's retention from creation to past its next move, replaying the recalls in its history."""
+    record = mem.get(memory_id)
+    recalls = [e.at.timestamp() for e in mem.history(memory_id) if e.type == "access"]
+    # The curve replays the recalls, so it starts from the record as it was before any of them.
+    before = dataclasses.replace(record, access_count=max(0, record.access_count - len(recalls)),
+                                 last_accessed_at=None if recalls else record.last_accessed_at)
+    start = record.created_at.timestamp()
+    now = to_epoch(explanation["at"])
+    end = max(now, start + PLOT_MIN_DAYS * DAY)
+    if explanation["projected"]:
+        move = to_epoch(explanation["projected"]["at"])
+        end = max(end, move + max(DAY, PLOT_MARGIN * (move - start)))
+    times, scores = retention_curve(RecordBatch.from_records([before]), recalls, start, end, mem.retention)
+    title = f"{record.id} ({record.kind.value}, now {record.tier.value})"
+    return plot_record(times, scores, recalls, mem.retention, title, path)
+
+
+def _show_explanation(e: dict[str, Any]) -> None:
+    table = Table(show_header=False, box=None)
+    table.add_row("[bold]id[/]", e["id"])
+    table.add_row("[bold]at[/]", _seconds(e["at"]))
+    table.add_row("[bold]score[/]", f"{e['score']:.4f} ({e['combine']})")
+    table.add_row("[bold]tier[/]", f"{e['tier']} (by score: {e['tier_by_score']})")
+    table.add_row("[bold]thresholds[/]", ", ".join(f"{tier} ≥ {value:g}" for tier, value in e["thresholds"].items()))
+    for name, value in e["policies"].items():
+        table.add_row(f"[bold]  {name}[/]", f"{value:.4f}")
+    table.add_row("[bold]stability[/]", f"{e['stability_days']:g} days")
+    table.add_row("[bold]idle[/]", f"{e['idle_days']:g} days (since {_seconds(e['referenced_at'])}, "
+                  f"recalls: {e['access_count']})")
+    projected = e["projected"]
+    table.add_row("[bold]next move[/]", f"{_seconds(projected['at'])} -> {projected['tier']} if never used"
+                  if projected else "none foreseen")
+    table.add_row("[bold]exempt[/]", f"yes ({', '.join(e['why_exempt'])})" if e["exempt"] else "no")
+    out.print(table, highlight=False)
+
+
+@app.command()
+def curves(
+    plot: Annotated[Path, typer.Option("--plot", help="Write the PNG here.", dir_okay=False)],
+    days: Annotated[float, typer.Option("--days", help="How many days to draw.", min=1)] = 120,
+    as_json: JsonOpt = False,
+) -> None:
+    """Draw how forgetting works: one retention curve per kind (never recalled) over the tier thresholds."""
+    with _memory() as mem:
+        written = plot_kinds(kind_curves(mem.retention, days=days), mem.retention, plot)
+    _print_json({"plot": str(written)}) if as_json else out.print(f"wrote {written}", markup=False,
+                                                                   highlight=False)
+
+
+def forgetting_cause(entry: dict[str, Any]) -> str:
+    """What made a forgetting happen: priority expiry, retention, manual (forget) or purge."""
+    if entry["type"] == "purge":
+        return "purge"
+    if entry["data"].get("policy") == "manual":
+        return "manual"
+    return "priority expiry" if entry["reason"].startswith("priority ") else "retention"
+
+
+@app.command()
+def forgotten(
+    since: Annotated[str | None, typer.Option("--since", help="From this time (ISO-8601 or epoch seconds).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Up to this time (default: now).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The forgetting report: what was sent to the trash or purged, when, and why (oldest first)."""
+    with _memory() as mem:
+        entries = mem.forgotten(since=since, until=until)
+    if as_json:
+        _print_json({"forgotten": entries})
+        return
+    table = Table(Column("when (UTC)", no_wrap=True), _id_column(), Column("move", no_wrap=True), "reason",
+                  "preview")
+    for entry in entries:
+        move = f"{entry['data'].get('from', '?')} -> {'purged' if entry['type'] == 'purge' else entry['data']['to']}"
+        table.add_row(_minutes(entry["at"]), entry["memory_id"], move, entry["reason"], entry["preview"] or "")
+    if entries:
+        out.print(table)
+    causes = Counter(forgetting_cause(entry) for entry in entries)
+    out.print(f"{len(entries)} forgotten" + (": " + ", ".join(f"{cause} {count}"
+                                                               for cause, count in causes.most_common())
+                                             if causes else ""), highlight=False)
 
 
 @bench_app.command("store")

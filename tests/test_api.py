@@ -21,7 +21,7 @@ def test_public_api_is_small_and_explicit() -> None:
 
 
 def test_add_returns_a_complete_record(mem: Memory) -> None:
-    result = mem.add("Alice's favourite editor is Helix", user_id="alice", agent_id="coder", session_id="s1",
+    result = mem.add("I prefer Helix as my editor", user_id="alice", agent_id="coder", session_id="s1",
                      metadata={"topic": "tools"}, at=T0)
     (record,) = result.records
     assert [e.type for e in result.events] == ["add"]
@@ -65,7 +65,7 @@ def test_update_keeps_id_and_logs_without_text(mem: Memory) -> None:
 
 
 def test_pin_and_unpin_are_logged(mem: Memory) -> None:
-    record = mem.add("Remember the backup key lives in the safe", user_id="u", at=T0).records[0]
+    record = mem.add("The backup tapes are stored in the basement", user_id="u", at=T0).records[0]
     assert mem.pin(record.id, at=T0).pinned
     assert mem.get(record.id).pinned
     assert not mem.unpin(record.id, at=T0).pinned

@@ -23,6 +23,7 @@ from ebbing import Memory
 from ebbing.embed.hashing import HashEmbedder
 mode, db, source = sys.argv[1:4]
 with Memory(db, embedder=HashEmbedder()) as mem:
+    mem.search("warm up", user_id="u")  # loads the tokenizers and background before the clock starts
     print("ready", flush=True)
     while mode == "import":  # import the file again and again, so the kill lands mid-import
         mem.import_jsonl(source)

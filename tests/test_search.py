@@ -36,7 +36,7 @@ def notes(smart: Memory) -> dict[str, str]:
 def test_relevant_memory_comes_first(smart: Memory, notes: dict[str, str], query: str, expected: str) -> None:
     hits = smart.search(query, user_id="alice", at=T0)
     assert hits and hits[0].record.text == expected
-    assert set(hits[0].parts) == {"relevance", "vector", "cosine", "keyword", "retention"}
+    assert set(hits[0].parts) == {"relevance", "vector", "cosine", "keyword", "retention", "stale"}
 
 
 @pytest.mark.parametrize("query", ["what's the weather like tomorrow?", "明天天气怎么样", "tell me a joke"])

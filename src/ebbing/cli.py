@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -64,7 +65,11 @@ def _options(
 
 @contextmanager
 def _memory() -> Iterator[Memory]:
-    mem = Memory(state.db, tenant=state.tenant, actor="cli")
+    # Configuration comes from the environment here, at the edge, never inside the library.
+    from ebbing.llm.openai import OpenAIChat
+
+    mem = Memory(state.db, tenant=state.tenant, actor="cli", secret_key=os.environ.get("EBBING_SECRET_KEY") or None,
+                 llm=OpenAIChat.from_env(os.environ))
     try:
         yield mem
     finally:
@@ -494,6 +499,85 @@ def forgotten(
                                              if causes else ""), highlight=False)
 
 
+@app.command()
+def context(
+    query: Annotated[str, typer.Argument(help="The question or task the context is for.")],
+    user: UserOpt = None,
+    budget: Annotated[int, typer.Option("--budget", help="At most this many tokens (XLM-R pieces).")] = 2000,
+    goal: Annotated[str | None, typer.Option("--goal", help="The current task: re-weights by relevance.")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Include this session's recent turns.")] = None,
+    at: AtOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build the context an agent should see for a query, under a token budget."""
+    with _memory() as mem:
+        built = mem.context(query, user_id=user, budget_tokens=budget, goal=goal, session_id=session, at=at)
+    if as_json:
+        _print_json(built.to_dict())
+        return
+    out.print(built.text, markup=False, highlight=False)
+    err.print(f"[dim]{built.tokens} of {built.budget} tokens, {len(built.records)} memories[/]")
+
+
+@app.command()
+def timeline(
+    slot: Annotated[str, typer.Argument(help='The attribute ("超时阈值", "address") or a question about it.')],
+    user: UserOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show how a fact changed over time: each value, when it held, and why it changed."""
+    with _memory() as mem:
+        entries = mem.timeline(user, slot)
+    if as_json:
+        _print_json({"timeline": entries})
+        return
+    if not entries:
+        out.print("[dim]no such fact[/]")
+        return
+    table = Table("from", "until", "value", "reason", "id")
+    for entry in entries:
+        table.add_row(entry["valid_from"][:16], (entry["valid_to"] or "now")[:16], entry["value"],
+                      entry["reason"] or "", entry["id"])
+    out.print(table)
+
+
+@app.command()
+def reveal(memory_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Show a memory with its secrets decrypted (needs EBBING_SECRET_KEY; every reveal is audited)."""
+    with _memory() as mem:
+        text = mem.reveal(memory_id)
+    _print_json({"id": memory_id, "text": text}) if as_json else out.print(text, markup=False, highlight=False)
+
+
+@app.command()
+def classify(text: Annotated[str, typer.Argument(help="A sentence to classify.")], as_json: JsonOpt = False) -> None:
+    """Show how a sentence would be understood: kind, salience, priority, pin, secrets, facts."""
+    from ebbing.ingest import understand
+
+    result = understand.describe(text)
+    if as_json:
+        _print_json(result)
+        return
+    for key, value in result.items():
+        out.print(f"[bold]{key}[/]: {json.dumps(value, ensure_ascii=False)}", highlight=False)
+
+
+@app.command("classify-eval")
+def classify_eval(
+    data: Annotated[list[Path] | None, typer.Option("--data", help="Labelled JSONL files.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Measure the classifier on labelled sentences: accuracy and a confusion matrix."""
+    from ebbing.bench import classify as bench
+
+    result = bench.run(data) if data else bench.run()
+    if as_json:
+        _print_json(result)
+        return
+    for renderable in bench.render(result):
+        out.print(renderable)
+
+
 @bench_app.command("store")
 def bench_store(
     records: Annotated[int, typer.Option("--records", help="How many synthetic records.")] = 100_000,
@@ -504,6 +588,19 @@ def bench_store(
     from ebbing.bench import store as bench
 
     result = bench.run(records=records, queries=queries, progress=not as_json)
+    _print_json(result) if as_json else out.print(bench.render(result))
+
+
+@bench_app.command("sweep")
+def bench_sweep(
+    records: Annotated[int, typer.Option("--records", help="How many synthetic records.")] = 1_000_000,
+    moving: Annotated[float, typer.Option("--moving", help="Share of records designed to move.")] = 0.10,
+    as_json: JsonOpt = False,
+) -> None:
+    """Sweep evaluation and end-to-end time against the seed's per-record loop, in the same run."""
+    from ebbing.bench import sweep as bench
+
+    result = bench.run(records=records, moving=moving, progress=not as_json)
     _print_json(result) if as_json else out.print(bench.render(result))
 
 

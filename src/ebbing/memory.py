@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -13,24 +14,38 @@ from typing import Any
 import numpy as np
 
 from ebbing import validate
-from ebbing.clock import Instant, to_epoch
+from ebbing.clock import Instant, iso, to_epoch
 from ebbing.config import default_db
 from ebbing.embed.base import Embedder
 from ebbing.errors import Conflict, InvalidInput, NotFound
-from ebbing.ingest.classify import classify
+from ebbing.ingest.classify import LLMClassifier
+from ebbing.ingest.consolidate import (
+    ConsolidationConfig,
+    ExtractiveSummariser,
+    LLMSummariser,
+    Summariser,
+    complete,
+    header,
+)
+from ebbing.ingest.facts import LLMFacts, slot_terms
+from ebbing.ingest.guard import SecretBox, guard
+from ebbing.ingest.pipeline import Draft, Ingest, IngestConfig
 from ebbing.jsonl import read as read_jsonl
 from ebbing.lifecycle.archive import Archive
 from ebbing.lifecycle.operations import Lifecycle
-from ebbing.lifecycle.sweep import Sweeper, SweepReport
-from ebbing.model import AddResult, Event, Hit, MemoryRecord, Scope, Tier, content_hash, new_id, when
+from ebbing.lifecycle.sweep import Sweeper, SweepReport, archive_records
+from ebbing.llm.base import LLM
+from ebbing.model import AddResult, Event, Hit, Kind, MemoryRecord, Scope, Tier, content_hash, when
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
-from ebbing.recall.search import Background, SearchConfig, score_candidates
+from ebbing.recall.context import Context, build_context
+from ebbing.recall.search import Background, SearchConfig, is_cjk, score_candidates
 from ebbing.recall.terms import query_terms, terms
+from ebbing.recall.tokens import TokenCounter, XlmrTokens
 from ebbing.retention.base import RecordBatch, retention_row
 from ebbing.retention.composite import Composite
 from ebbing.retention.config import RetentionConfig
 from ebbing.retention.explain import explain
-from ebbing.store.base import Candidate
+from ebbing.store.base import Candidate, SealedSecret
 from ebbing.store.filters import matches
 from ebbing.store.sqlite import SQLiteStore
 
@@ -50,24 +65,22 @@ class ImportReport:
         return {"imported": self.imported, "skipped": self.skipped}
 
 
-@dataclass(frozen=True)
-class _Draft:
-    """A validated request to add one record, before embedding."""
+STALE_WEIGHT = 0.5  # a fact that has a newer value ranks at half its weight
+_HISTORY = re.compile(r"\b(?:history|histor(?:y|ic)|previous(?:ly)?|before|used to|changed?|changes|earlier|old|"
+                      r"timeline|was it|were they)\b|之前|以前|原来|历史|变化|改过|曾经|过去|旧的", re.IGNORECASE)
 
-    text: str
-    scope: Scope
-    kind: Any
-    importance: float | None
-    priority: Any
-    pinned: bool
-    held: bool
-    security: bool
-    metadata: dict[str, Any]
-    created_at: float
-    id: str | None = None
-    last_accessed_at: float | None = None
-    access_count: int = 0
-    source_ids: tuple[str, ...] = ()
+
+def _clip(text: str, limit: int) -> str:
+    """At most `limit` bytes of UTF-8, cut at a character boundary."""
+    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+
+
+def _coverage(wanted: frozenset[str] | set[str], slot: set[str]) -> float:
+    return len(wanted & slot) / len(wanted) if wanted else 0.0
+
+
+def asks_about_history(query: str) -> bool:
+    return bool(_HISTORY.search(query))
 
 
 def _id(memory_id: Any) -> str:
@@ -92,6 +105,12 @@ class Memory:
         tenant: str = "default",
         search: SearchConfig | None = None,
         retention: RetentionConfig | None = None,
+        ingest: IngestConfig | None = None,
+        consolidation: ConsolidationConfig | None = None,
+        secret_key: str | None = None,
+        tokens: TokenCounter | None = None,
+        summariser: Summariser | None = None,
+        llm: LLM | None = None,
         archive: str | Path | None = None,
         actor: str = "api",
     ) -> None:
@@ -109,6 +128,14 @@ class Memory:
         self.store = SQLiteStore(db)
         self.archive = Archive(Path(archive) if archive is not None else db.parent / "archive")
         self.lifecycle = Lifecycle(self.store, self.archive, self.composite, self.tenant, actor)
+        self.secret_box = SecretBox(secret_key) if secret_key else None
+        self.tokens = tokens or XlmrTokens()
+        self.consolidation = consolidation or ConsolidationConfig()
+        # With an LLM, it classifies, extracts facts and summarises; the rules remain its fallback.
+        self.summariser = summariser or (LLMSummariser(llm) if llm else ExtractiveSummariser())
+        self.ingest = Ingest(self.store, lambda texts: self.embedder.embed(texts), self._background_vectors,
+                             ingest or IngestConfig(), box=self.secret_box, actor=actor,
+                             classifier=LLMClassifier(llm) if llm else None, extractor=LLMFacts(llm) if llm else None)
         self._background: Background | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
         space = f"{embedder.name}:{embedder.dimensions}"
@@ -151,8 +178,41 @@ class Memory:
         draft = self._draft({"text": text, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
                              "kind": kind, "importance": importance, "pinned": pinned, "priority": priority,
                              "metadata": metadata}, at)
-        records, events = self._write([draft])
+        records, events = self._write([draft], dedupe=True)
+        if draft.scope.session_id is not None and records and records[0].session_id == draft.scope.session_id:
+            events += self._consolidate(draft.scope, draft.created_at)
         return AddResult(records, events)
+
+    def _consolidate(self, scope: Scope, now: float) -> list[Event]:
+        """Summarise the oldest turns of a session once its working memory is nearly full."""
+        assert scope.session_id is not None
+        config = self.consolidation
+        turns = self.store.session_turns(self.tenant, scope.user_id, scope.session_id, unconsolidated=True)
+        sizes = [self.tokens.count(t.text) for t in turns]
+        if sum(sizes) < config.trigger * config.working_budget_tokens:
+            return []
+        batch, total = [], 0
+        for turn, size in zip(turns, sizes, strict=True):
+            if total >= config.batch * config.working_budget_tokens:
+                break
+            batch.append(turn)
+            total += size
+        text = header(batch) + complete(self.summariser.summarise(batch), batch)
+        span = {"consolidates": len(batch), "turns": [batch[0].id, batch[-1].id],
+                "from": batch[0].created_at.isoformat(), "to": batch[-1].created_at.isoformat()}
+        summary = Draft(text=_clip(text, validate.MAX_TEXT_BYTES), scope=scope, kind=Kind.SUMMARY, importance=0.6,
+                        priority=None, pinned=False, held=False, security=False, created_at=now,
+                        source_ids=tuple(t.id for t in batch), metadata=span)
+        (record,), events = self._write([summary])
+        self.store.mark_consolidated(self.tenant, [t.id for t in batch], record.id)
+        holding = {f.memory_id for f in self.store.current_facts(self.tenant, scope.user_id)}
+        raw = [t for t in batch if t.id not in holding and not t.pinned and not t.held]
+        moves = [Event(t.id, "tier", when(now), self.actor, f"consolidated into summary {record.id}",
+                       {"from": t.tier.value, "to": Tier.COLD.value, "policy": "consolidation"}) for t in raw]
+        seqs = [seq for t in raw if (seq := self.store.seq_of(self.tenant, t.id)) is not None]
+        if seqs:
+            archive_records(self.store, self.archive, self.tenant, seqs, moves, now)
+        return events + moves
 
     def import_jsonl(
         self,
@@ -169,7 +229,7 @@ class Memory:
         """
         now = to_epoch(at)
         report = ImportReport()
-        drafts: list[_Draft] = []
+        drafts: list[Draft] = []
         seen: set[str] = set()
         for number, item, problem in read_jsonl(path):
             if item is not None:
@@ -208,8 +268,10 @@ class Memory:
         """Correct a record in place (it keeps its id and history); None leaves a field as it is."""
         now = to_epoch(at)
         changes: dict[str, Any] = {}
+        shield = None
         if text is not None:
-            changes["text"] = validate.text(text)
+            shield = guard(validate.text(text))
+            changes["text"] = shield.text
         if kind is not None:
             changes["kind"] = validate.kind(kind)
         if importance is not None:
@@ -221,8 +283,12 @@ class Memory:
         if not changes:
             raise InvalidInput("update", "give at least one of text, kind, importance, priority, metadata")
         record = self.get(memory_id)
+        if record.tier is Tier.COLD:
+            raise Conflict(f"{memory_id} is in the cold archive; restore it before changing it")
         before = {name: getattr(record, name) for name in changes}
         new_terms = None
+        if shield is not None and shield.secrets:
+            changes["security"] = True
         if "text" in changes:
             changes["update_count"] = record.update_count + 1
             changes["content_hash"] = content_hash(changes["text"])
@@ -233,7 +299,12 @@ class Memory:
         data: dict[str, Any] = {"fields": changed}
         if "text" in changes:
             data["previous_hash"] = record.content_hash  # the audit log keeps no text, only its hash
-        self.store.replace(updated, new_terms, [Event(record.id, "update", when(now), self.actor, "", data)])
+        box = self.secret_box
+        sealed = []
+        if shield is not None and box is not None:
+            sealed = [SealedSecret(record.id, x.placeholder, x.kind, box.encrypt(x.value)) for x in shield.secrets]
+        self.store.replace(updated, new_terms, [Event(record.id, "update", when(now), self.actor, "", data)],
+                           secrets=sealed)
         return updated
 
     def pin(self, memory_id: str, at: Instant = None) -> MemoryRecord:
@@ -269,6 +340,13 @@ class Memory:
         now = to_epoch(at)
         scope = Scope(self.tenant, validate.name(user_id, "user_id"), validate.name(agent_id, "agent_id"),
                       validate.name(session_id, "session_id"))
+        hits = self._rank(query, scope, limit, filters, now, include_cold=include_cold, query_vector=query_vector)
+        return self._use(hits, now)
+
+    def _rank(self, query: str, scope: Scope, limit: int, filters: dict[str, Any] | None, now: float, *,
+              include_cold: bool = False, query_vector: np.ndarray | None = None,
+              goal: str | None = None) -> list[Hit]:
+        """Candidates from both indexes (and the archive), scored and ranked; nothing is counted as used."""
         words = query_terms(query)
         if query_vector is None:
             query_vector = self.embedder.embed([query], query=True)[0]
@@ -285,10 +363,20 @@ class Memory:
                 found.append(Candidate(seq, record.text, terms(record.text), record.embedding,
                                        retention_row(record)))
         weights = self._retention_weights(found, now)
+        if not asks_about_history(query):  # the current value first; a question about the past sees all
+            weights = {c.key: weights[c.key] * STALE_WEIGHT if c.stale else weights[c.key] for c in found}
+        if goal:  # seed 004 §3.4: what serves the current task ranks higher
+            weights = {key: weight * value for (key, weight), value in
+                       zip(weights.items(), self._goal_weights(found, goal), strict=True)}
         scored = score_candidates(found, query, query_vector, words, self._background_vectors(),
                                   self.search_config, retention=weights.__getitem__)[:limit]
+        stale = {c.key for c in found if c.stale}
         by_key = {**self.store.fetch([s.key for s in scored if s.key not in cold]), **cold}
-        hits = [Hit(by_key[s.key], s.score, s.parts) for s in scored if s.key in by_key]
+        return [Hit(by_key[s.key], s.score, {**s.parts, "stale": float(s.key in stale)})
+                for s in scored if s.key in by_key]
+
+    def _use(self, hits: list[Hit], now: float) -> list[Hit]:
+        """Count returned records as used (once a day each) and lift them to the tier they now earn."""
         live_ids = [h.record.id for h in hits if h.record.tier is not Tier.COLD]
         counted = self.store.record_access(self.tenant, live_ids, now, self.search_config.access_window,
                                            self.actor)
@@ -302,6 +390,90 @@ class Memory:
             hits = [self._touched(h, now) if h.record.id in revived else h for h in hits]
         return [Hit(dataclasses.replace(h.record, tier=lifted[h.record.id]), h.score, h.parts)
                 if h.record.id in lifted else h for h in hits]
+
+    def _goal_weights(self, found: list[Candidate], goal: str) -> list[float]:
+        vector = self.embedder.embed([goal], query=True)[0]
+        if not found:
+            return []
+        vectors = np.stack([c.vector for c in found]).astype(np.float32)
+        z = self._background_vectors().z(vector, is_cjk(goal), vectors, np.array([is_cjk(c.text) for c in found]))
+        low, high = self.search_config.vector_z_low, self.search_config.vector_z_high
+        return [0.5 + 0.5 * float(np.clip((value - low) / (high - low), 0, 1)) for value in z]
+
+    # -- understanding: facts, secrets, context ----------------------------------------------------
+
+    def timeline(self, user_id: str | None, slot_or_query: str, at: Instant = None) -> list[dict[str, Any]]:
+        """The history of a fact's slot, oldest first: each value, when it held, and why it changed.
+
+        `slot_or_query` names the attribute ("超时阈值", "database timeout") or asks about it.
+        """
+        user = validate.name(user_id, "user_id")
+        asked = validate.text(slot_or_query, "slot")
+        wanted = slot_terms(asked) or frozenset(query_terms(asked))
+        rows = self.store.user_facts(self.tenant, user)
+        best = max(rows, default=None, key=lambda r: (_coverage(wanted, set(r.slot.split())), r.valid_from))
+        if best is None or _coverage(wanted, set(best.slot.split())) == 0:
+            hits = self._rank(asked, Scope(self.tenant, user), 5, None, to_epoch(at))
+            facts = self.store.facts_of(self.tenant, [h.record.id for h in hits])
+            if not facts:
+                return []
+            by_id = {f.memory_id: f for f in facts}
+            best = next(by_id[h.record.id] for h in hits if h.record.id in by_id)
+        chain = self.store.timeline(self.tenant, best.root)
+        return [{"id": r.memory_id, "subject": r.subject, "attribute": r.attribute, "value": r.value,
+                 "reason": r.reason, "valid_from": iso(r.valid_from), "valid_to": iso(r.valid_to),
+                 "current": r.valid_to is None, "supersedes": r.supersedes, "superseded_by": r.superseded_by}
+                for r in chain if set(r.slot.split()) & set(best.slot.split())]
+
+    def context(self, query: str, user_id: str | None = None, budget_tokens: int = 2000, goal: str | None = None,
+                session_id: str | None = None, at: Instant = None) -> Context:
+        """What an agent should know to answer `query`, under `budget_tokens` (XLM-R tokens, see
+        `ebbing.recall.tokens`): pinned and P0 memories first, then current facts, then relevant
+        summaries and episodes, then the session's recent turns. Sections never repeat each other and
+        the text never exceeds the budget. `goal` re-weights by relevance to the task at hand. Records
+        that make it into the context count as used."""
+        query = validate.text(query, "query")
+        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1:
+            raise InvalidInput("budget_tokens", "must be a whole number >= 1")
+        if goal is not None:
+            goal = validate.text(goal, "goal")
+        now = to_epoch(at)
+        scope = Scope(self.tenant, validate.name(user_id, "user_id"))
+        session = validate.name(session_id, "session_id")
+        hits = self._rank(query, scope, 40, None, now, goal=goal)
+        relevant = [h.record for h in hits if not h.parts.get("stale")]
+        essentials = self.store.essentials(self.tenant, scope.user_id, 50)
+        facts = [r for r in relevant if r.kind in (Kind.FACT, Kind.DECISION, Kind.PREFERENCE)]
+        stories = [r for r in relevant if r.kind in (Kind.SUMMARY, Kind.EPISODE)]
+        recent = self.store.session_turns(self.tenant, scope.user_id, session, unconsolidated=False, limit=20) \
+            if session else []
+        built = build_context([
+            ("pinned", "Always remember", essentials),
+            ("facts", "Current facts", facts),
+            ("summaries", "Earlier conversations", stories),
+            ("recent", "Recent turns", recent),
+        ], budget_tokens, self.tokens)
+        included = {r.id for r in built.records}
+        self._use([Hit(r, 0.0, {}) for r in built.records if r.id in included], now)
+        return built
+
+    def reveal(self, memory_id: str, at: Instant = None) -> str:
+        """The record's text with its secrets put back, decrypted with the configured key (audited)."""
+        record = self.get(memory_id)
+        sealed = self.store.sealed(self.tenant, record.id)
+        if not sealed:
+            if "[secret:" in record.text:
+                raise Conflict(f"{memory_id} held secrets, but no key was configured when it was stored, so "
+                               "their values were never kept")
+            return record.text
+        if self.secret_box is None:
+            raise Conflict("no secret key configured: set EBBING_SECRET_KEY (or Memory(secret_key=...))")
+        text = record.text
+        for secret in sealed:
+            text = text.replace(secret.placeholder, self.secret_box.decrypt(secret.ciphertext))
+        self.store.add_events(self.tenant, [Event(record.id, "reveal", when(to_epoch(at)), self.actor,
+                                                  "secrets decrypted", {"count": len(sealed)})])
+        return text
 
     def get(self, memory_id: str) -> MemoryRecord:
         """A record in any tier (`record.tier` says which); NotFound once purged."""
@@ -391,7 +563,7 @@ class Memory:
 
     # -- internals -----------------------------------------------------------------------------------
 
-    def _draft(self, item: Mapping[str, Any], at: Instant, *, strict: bool = False) -> _Draft:
+    def _draft(self, item: Mapping[str, Any], at: Instant, *, strict: bool = False) -> Draft:
         if strict:
             unknown = set(item) - IMPORT_FIELDS - EXPORT_ONLY_FIELDS
             if unknown:
@@ -405,7 +577,7 @@ class Memory:
         ident = item.get("id")
         if ident is not None and (not isinstance(ident, str) or len(ident) != 26 or not ident.isalnum()):
             raise InvalidInput("id", "must be a 26-character ULID")
-        return _Draft(
+        return Draft(
             text=validate.text(item.get("text")),
             scope=Scope(self.tenant, validate.name(item.get("user_id"), "user_id"),
                         validate.name(item.get("agent_id"), "agent_id"),
@@ -424,40 +596,16 @@ class Memory:
             source_ids=tuple(validate.source_ids(item.get("source_ids"))),
         )
 
-    def _write(self, drafts: list[_Draft]) -> tuple[list[MemoryRecord], list[Event]]:
-        vectors = self.embedder.embed([d.text for d in drafts])
-        records, events, all_terms = [], [], []
-        for draft, vector in zip(drafts, vectors, strict=True):
-            guess = classify(draft.text)
-            inferred = [name for name in ("kind", "importance", "priority") if getattr(draft, name) is None]
-            record = MemoryRecord(
-                id=draft.id or new_id(draft.created_at),
-                text=draft.text,
-                kind=draft.kind or guess.kind,
-                importance=draft.importance if draft.importance is not None else guess.importance,
-                priority=draft.priority or guess.priority,
-                created_at=when(draft.created_at),
-                updated_at=when(draft.created_at),
-                tenant=draft.scope.tenant, user_id=draft.scope.user_id,
-                agent_id=draft.scope.agent_id, session_id=draft.scope.session_id,
-                pinned=draft.pinned or guess.pin,
-                held=draft.held,
-                security=draft.security or guess.security,
-                last_accessed_at=when(draft.last_accessed_at) if draft.last_accessed_at is not None else None,
-                access_count=draft.access_count,
-                metadata=draft.metadata,
-                source_ids=list(draft.source_ids),
-                content_hash=content_hash(draft.text),
-                embedding=vector,
-            )
-            reason = "pin trigger in text" if guess.pin and not draft.pinned else ""
-            events.append(Event(record.id, "add", record.created_at, self.actor, reason, {
-                "kind": record.kind.value, "importance": record.importance, "priority": record.priority.value,
-                "pinned": record.pinned, "inferred": inferred, "content_hash": record.content_hash,
-            }))
-            records.append(record)
-            all_terms.append(terms(draft.text))
-        self.store.insert(records, all_terms, events)
+    def _write(self, drafts: list[Draft], *, dedupe: bool = False) -> tuple[list[MemoryRecord], list[Event]]:
+        plan = self.ingest.prepare(drafts, dedupe=dedupe)
+        self.store.insert(plan.records, plan.terms, plan.events, facts=plan.facts, closings=plan.closings,
+                          secrets=plan.secrets)
+        events = list(plan.events)
+        for memory_id, uses, event in plan.merges:
+            self.store.reinforce(self.tenant, memory_id, uses, event.at.timestamp(), [event])
+            events.append(event)
+        fresh = {r.id: r for r in plan.records}
+        records = [fresh[i] if i in fresh else self.get(i) for i in dict.fromkeys(plan.results)]
         return records, events
 
     def _set_flag(self, memory_id: str, name: str, value: bool, event: str, at: Instant) -> MemoryRecord:

@@ -25,6 +25,7 @@ from ebbing.store.base import SweepRows
 from ebbing.store.sqlite import SQLiteStore
 
 RANK = {Tier.HOT: 0, Tier.WARM: 1, Tier.COLD: 2, Tier.TRASH: 3}
+_RANK_OF_NAME = {tier.value: rank for tier, rank in RANK.items()}
 
 
 @dataclass(frozen=True)
@@ -59,23 +60,24 @@ class SweepReport:
 
 
 def reasons(composite: Composite, config: RetentionConfig, rows: SweepRows, now: float,
-            scores: np.ndarray, targets: np.ndarray) -> list[str]:
-    """Why each record goes where it goes, in words, naming the policy that decided."""
+            scores: np.ndarray, targets: np.ndarray, which: np.ndarray) -> dict[int, str]:
+    """Why each record in `which` goes where it goes, in words, naming the policy that decided."""
     gate = composite.priority.score(rows.batch, now)
     idle_days = (now - rows.batch.referenced_at) / DAY
     thresholds = config.thresholds
-    out = []
-    for i, code in enumerate(targets):
+    out = {}
+    for i in which.tolist():
+        code = targets[i]
         tier = TIER_OF_CODE[int(code)]
         if gate[i] == 0:
             priority = PRIORITIES[int(rows.batch.priority[i])]
-            out.append(f"priority {priority.value} expired: {idle_days[i]:.0f} days without use "
-                       f"(limit {config.expiry_days[priority]:g})")
+            out[i] = (f"priority {priority.value} expired: {idle_days[i]:.0f} days without use "
+                      f"(limit {config.expiry_days[priority]:g})")
         elif tier is Tier.TRASH:
-            out.append(f"retention {scores[i]:.3f} below the cold threshold {thresholds[Tier.COLD]:g}")
+            out[i] = f"retention {scores[i]:.3f} below the cold threshold {thresholds[Tier.COLD]:g}"
         else:
             above = {Tier.WARM: Tier.HOT, Tier.COLD: Tier.WARM}.get(tier, tier)
-            out.append(f"retention {scores[i]:.3f} below the {above.value} threshold {thresholds[above]:g}")
+            out[i] = f"retention {scores[i]:.3f} below the {above.value} threshold {thresholds[above]:g}"
     return out
 
 
@@ -131,17 +133,17 @@ class Sweeper:
     def _batch(self, rows: SweepRows, at: float, dry_run: bool, report: SweepReport) -> None:
         scores = self.composite.score(rows.batch, at)
         targets = self.composite.tiers(scores)
-        current = np.array([RANK[Tier(t)] for t in rows.tiers])
+        current = np.array([_RANK_OF_NAME[t] for t in rows.tiers])
         moving = np.flatnonzero(targets > current)
         if len(moving) == 0:
             return
-        why = reasons(self.composite, self.config, rows, at, scores, targets)
+        why = reasons(self.composite, self.config, rows, at, scores, targets, moving)
         changes = [Change(rows.ids[i], Tier(rows.tiers[i]), TIER_OF_CODE[int(targets[i])], round(float(scores[i]), 4),
-                          why[i]) for i in moving]
+                          why[i]) for i in moving.tolist()]
         report.changes.extend(changes)
         if dry_run:
             return
-        by_id = {c.id: (int(rows.seqs[i]), rows.user_ids[i], c) for i, c in zip(moving, changes, strict=True)}
+        by_id = {c.id: (int(rows.seqs[i]), rows.user_ids[i], c) for i, c in zip(moving.tolist(), changes, strict=True)}
         in_store = [(seq, user, c) for seq, user, c in by_id.values()
                     if c.source is not Tier.COLD and c.target in (Tier.WARM, Tier.TRASH)]
         if in_store:
@@ -156,17 +158,7 @@ class Sweeper:
                            [self._event(c, at) for c in from_cold], terms_for=None)
 
     def _archive(self, seqs: list[int], changes: list[Change], at: float) -> None:
-        records = self.store.fetch(seqs)
-        groups: dict[str, list[tuple[MemoryRecord, int, Change]]] = {}
-        for seq, change in zip(seqs, changes, strict=True):
-            record = records[seq]
-            groups.setdefault(Archive.month_of(record), []).append((record, seq, change))
-        for month, members in groups.items():
-            relative = self.archive.new_path(self.tenant, month)
-            self.store.intent(str(relative), "writing")  # noted first: a crash after this leaves a trail
-            self.archive.write(relative, [(r, s) for r, s, _ in members], at)
-            self.store.archive_move(self.tenant, str(relative), [s for _, s, _ in members],
-                                    [self._event(c, at) for _, _, c in members], at)
+        archive_records(self.store, self.archive, self.tenant, seqs, [self._event(c, at) for c in changes], at)
 
     def _event(self, change: Change, at: float) -> Event:
         return Event(change.id, "tier", when(at), self.actor, change.reason, {
@@ -174,6 +166,24 @@ class Sweeper:
             "policy": f"composite/{self.config.combine}",
             "thresholds": {t.value: v for t, v in self.config.thresholds.items()},
         })
+
+
+def archive_records(store: SQLiteStore, archive: Archive, tenant: str, seqs: list[int], events: list[Event],
+                    at: float) -> None:
+    """Move live records into the archive: one file per month of creation, each noted before it is written
+    and indexed in the transaction that takes its records out of the store."""
+    records = store.fetch(seqs)
+    groups: dict[str, list[tuple[MemoryRecord, int]]] = {}
+    for seq in seqs:
+        if seq in records:
+            groups.setdefault(Archive.month_of(records[seq]), []).append((records[seq], seq))
+    for month, members in groups.items():
+        relative = archive.new_path(tenant, month)
+        store.intent(str(relative), "writing")  # noted first: a crash after this leaves a trail
+        archive.write(relative, members, at)
+        ids = {record.id for record, _ in members}
+        store.archive_move(tenant, str(relative), [seq for _, seq in members],
+                           [e for e in events if e.memory_id in ids], at)
 
 
 def out_of_archive(store: SQLiteStore, archive: Archive, tenant: str, ids: list[str], target: Tier, at: float,

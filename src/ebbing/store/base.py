@@ -27,6 +27,7 @@ class Candidate:
     terms: list[str]
     vector: np.ndarray
     retention: tuple[Any, ...] = ()  # the RETENTION_COLUMNS values, so ranking can weigh by retention
+    stale: bool = False  # every fact it states has a newer value
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,42 @@ class SweepRows:
     user_ids: list[str | None]
     tiers: list[str]
     batch: RecordBatch
+
+
+@dataclass(frozen=True)
+class FactRow:
+    """One fact of a record: its slot's value over a span of time."""
+
+    memory_id: str
+    slot: str  # the attribute's keyword terms, sorted, space-joined
+    subject: str
+    attribute: str
+    value: str
+    reason: str | None
+    valid_from: float
+    valid_to: float | None = None
+    superseded_by: str | None = None
+    supersedes: str | None = None
+    root: str = ""  # the first fact of this slot's timeline
+    user_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Closing:
+    """A fact's value ends: a newer record gives the slot a new value."""
+
+    memory_id: str
+    slot: str
+    valid_to: float
+    superseded_by: str
+
+
+@dataclass(frozen=True)
+class SealedSecret:
+    memory_id: str
+    placeholder: str
+    kind: str
+    ciphertext: bytes
 
 
 class Store(Protocol):

@@ -10,7 +10,12 @@ On-disk formats:
 - `archive_files` is the intent log of file changes: a file being written ('writing') or replaced
   ('deleting') is listed until the change is complete, so a crash leaves a note of what to clean up;
 - `memories.jitter` is a 32-bit hash of the id: a record's slot in a spread-out sweep;
-- trash is `memories.tier = 'trash'` with `trashed_at` set: out of the indexes, restorable until purged.
+- trash is `memories.tier = 'trash'` with `trashed_at` set: out of the indexes, restorable until purged;
+- `facts` holds the (subject, attribute) -> value facts found in records: `slot` is the attribute's
+  keyword terms, sorted and space-joined; `valid_to`/`superseded_by` close a value when a newer one
+  arrives, `root` names the first fact of a slot's timeline;
+- `secrets` holds secret values only as Fernet ciphertext, and only when a key was configured; the
+  record's text carries a placeholder instead.
 """
 
 from __future__ import annotations
@@ -89,10 +94,41 @@ MIGRATIONS: list[tuple[str, str]] = [
             update_count INTEGER NOT NULL,
             jitter INTEGER NOT NULL
         );
-        CREATE INDEX archive_scope ON archive_index (tenant, user_id);
+        CREATE INDEX archive_scope ON archive_index (tenant, user_id, seq);
+        CREATE INDEX memories_user_seq ON memories (tenant, user_id, seq);
         CREATE INDEX archive_by_file ON archive_index (file);
         CREATE TABLE archive_files (file TEXT PRIMARY KEY, state TEXT NOT NULL);
         CREATE INDEX events_type ON events (tenant, type, at)
+        """,
+    ),
+    (
+        "0003_facts_and_secrets",
+        """
+        CREATE TABLE facts (
+            memory_id TEXT NOT NULL,
+            slot TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            user_id TEXT,
+            subject TEXT NOT NULL,
+            attribute TEXT NOT NULL,
+            value TEXT NOT NULL,
+            reason TEXT,
+            valid_from REAL NOT NULL,
+            valid_to REAL,
+            superseded_by TEXT,
+            supersedes TEXT,
+            root TEXT NOT NULL,
+            PRIMARY KEY (memory_id, slot)
+        );
+        CREATE INDEX facts_current ON facts (tenant, user_id, valid_to);
+        CREATE INDEX facts_root ON facts (root, valid_from);
+        CREATE TABLE secrets (
+            memory_id TEXT NOT NULL,
+            placeholder TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            ciphertext BLOB NOT NULL,
+            PRIMARY KEY (memory_id, placeholder)
+        )
         """,
     ),
 ]

@@ -24,7 +24,7 @@ from ebbing.errors import StoreError
 from ebbing.model import LIVE_TIERS, Event, Kind, MemoryRecord, Priority, Scope, Tier, when
 from ebbing.recall.terms import match_expression
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
-from ebbing.store.base import Candidate, SweepRows
+from ebbing.store.base import Candidate, Closing, FactRow, SealedSecret, SweepRows
 from ebbing.store.filters import compile_sqlite
 from ebbing.store.migrations import migrate
 from ebbing.store.vectors import ScopeVectors
@@ -146,7 +146,11 @@ class SQLiteStore:
 
     # -- writes --------------------------------------------------------------------------------------
 
-    def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event]) -> None:
+    def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event], *,
+               facts: Sequence[FactRow] = (), closings: Sequence[Closing] = (),
+               secrets: Sequence[SealedSecret] = ()) -> None:
+        """Add records with their events, facts (closing the values they supersede) and sealed secrets,
+        all in one transaction."""
         if not records:
             return
         columns = ", ".join((*_WRITABLE, "jitter"))
@@ -166,9 +170,20 @@ class SQLiteStore:
                              [(seq, _vector_blob(record)) for record, seq in added])
             conn.executemany("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
                              [(seq, " ".join(words)) for (_, seq), words in zip(added, terms, strict=True)])
+            conn.executemany(
+                "INSERT INTO facts (memory_id, slot, tenant, user_id, subject, attribute, value, reason, valid_from, "
+                "valid_to, superseded_by, supersedes, root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(f.memory_id, f.slot, tenant_of[f.memory_id], f.user_id, f.subject, f.attribute, f.value, f.reason,
+                  f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id) for f in facts])
+            conn.executemany(
+                "UPDATE facts SET valid_to = ?, superseded_by = ? "
+                "WHERE memory_id = ? AND slot = ? AND valid_to IS NULL",
+                [(c.valid_to, c.superseded_by, c.memory_id, c.slot) for c in closings])
+            conn.executemany("INSERT INTO secrets VALUES (?, ?, ?, ?)",
+                             [(x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
             by_tenant: dict[str, list[Event]] = {}
             for event in events:
-                by_tenant.setdefault(tenant_of[event.memory_id], []).append(event)
+                by_tenant.setdefault(tenant_of.get(event.memory_id, records[0].tenant), []).append(event)
             for tenant, tenant_events in by_tenant.items():
                 self._insert_events(conn, tenant, tenant_events)
         for record, seq in added:  # keep loaded scopes in step with what we just committed
@@ -177,7 +192,8 @@ class SQLiteStore:
                 assert record.embedding is not None
                 cached.append([seq], record.embedding[None, :])
 
-    def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event]) -> None:
+    def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
+                secrets: Sequence[SealedSecret] = ()) -> None:
         row = _row(record)
         with self._write() as conn:
             self._fresh()
@@ -193,7 +209,10 @@ class SQLiteStore:
             if terms is not None:
                 conn.execute("UPDATE vectors SET vector = ? WHERE seq = ?", (_vector_blob(record), seq))
                 conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-                conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, " ".join(terms)))
+                if record.tier in LIVE_TIERS:  # trash stays out of the index
+                    conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, " ".join(terms)))
+            conn.executemany("INSERT OR REPLACE INTO secrets VALUES (?, ?, ?, ?)",
+                             [(x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
             self._insert_events(conn, record.tenant, events)
         if terms is not None:
             self._vectors.pop((record.tenant, record.user_id), None)
@@ -298,14 +317,16 @@ class SQLiteStore:
         marks = ", ".join("?" * len(keys))
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT m.seq, m.text, f.terms, v.vector, {', '.join('m.' + c for c in RETENTION_COLUMNS)} "
-                "FROM memories m "
+                "SELECT m.seq, m.text, f.terms, v.vector, "
+                "EXISTS (SELECT 1 FROM facts x WHERE x.memory_id = m.id) AND NOT EXISTS "
+                "(SELECT 1 FROM facts x WHERE x.memory_id = m.id AND x.valid_to IS NULL), "
+                f"{', '.join('m.' + c for c in RETENTION_COLUMNS)} FROM memories m "
                 "JOIN vectors v ON v.seq = m.seq JOIN memories_fts f ON f.rowid = m.seq "
                 f"WHERE m.seq IN ({marks})",
                 list(keys),
             ).fetchall()
-        return [Candidate(row[0], row[1], row[2].split(), np.frombuffer(row[3], dtype="<f4"), tuple(row[4:]))
-                for row in rows]
+        return [Candidate(row[0], row[1], row[2].split(), np.frombuffer(row[3], dtype="<f4"), tuple(row[5:]),
+                          stale=bool(row[4])) for row in rows]
 
     def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
         if not keys:
@@ -370,11 +391,15 @@ class SQLiteStore:
                    window: tuple[int, int, int] | None = None) -> SweepRows | None:
         """A page of live ("live") or archived ("cold") records after key `after`, with their retention
         columns. `window` = (period, low, high) keeps records whose jitter slot is in (low, high]."""
-        table, tier = ("memories", f"tier IN {_LIVE}") if source == "live" else ("archive_index", "1")
-        where, params = f"tenant = ? AND {tier} AND seq > ?", [tenant, after]
+        live = source == "live"
+        table, tier = ("memories", f"tier IN {_LIVE}") if live else ("archive_index", "1")
+        # Pages walk one index in seq order: the primary key for a whole tenant ("+tenant" keeps SQLite off the
+        # scope index, which would sort the tenant's rows again for every page), (tenant, user_id, seq) for a user.
+        where, params = f"+tenant = ? AND {tier} AND seq > ?", [tenant, after]
         if user_id is not None:
-            where += " AND user_id = ?"
-            params.append(user_id)
+            table += " INDEXED BY " + ("memories_user_seq" if live else "archive_scope")
+            where = f"tenant = ? AND user_id = ? AND {tier} AND seq > ?"
+            params = [tenant, user_id, after]
         if window is not None:
             period, low, high = window
             joiner = "AND" if low < high else "OR"
@@ -393,14 +418,13 @@ class SQLiteStore:
     def demote(self, tenant: str, moves: Sequence[tuple[int, str | None, Tier]], events: Sequence[Event],
                at: float) -> None:
         """Move live records (seq, user_id, to) to warm or to the trash, with their events, in one go."""
+        trashed = [(at, seq) for seq, _, to in moves if to is Tier.TRASH]
         with self._write() as conn:
             self._fresh()
-            for seq, _, to in moves:
-                if to is Tier.TRASH:
-                    conn.execute("UPDATE memories SET tier = 'trash', trashed_at = ? WHERE seq = ?", (at, seq))
-                    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-                else:
-                    conn.execute("UPDATE memories SET tier = ? WHERE seq = ?", (to.value, seq))
+            conn.executemany("UPDATE memories SET tier = 'trash', trashed_at = ? WHERE seq = ?", trashed)
+            conn.executemany("DELETE FROM memories_fts WHERE rowid = ?", [(seq,) for _, seq in trashed])
+            conn.executemany("UPDATE memories SET tier = ? WHERE seq = ?",
+                             [(to.value, seq) for seq, _, to in moves if to is not Tier.TRASH])
             self._insert_events(conn, tenant, events)
         for scope in {(tenant, user_id) for _, user_id, to in moves if to is Tier.TRASH}:
             self._vectors.pop(scope, None)
@@ -533,6 +557,77 @@ class SQLiteStore:
                     out[id_] = (Tier(tier), bool(held))
         return out
 
+    # -- facts and secrets ---------------------------------------------------------------------------
+
+    def current_facts(self, tenant: str, user_id: str | None) -> list[FactRow]:
+        """Facts still valid (no newer value yet) of a user's live and cold records."""
+        return self._facts("tenant = ? AND user_id IS ? AND valid_to IS NULL", [tenant, user_id])
+
+    def timeline(self, tenant: str, root: str) -> list[FactRow]:
+        return self._facts("tenant = ? AND root = ?", [tenant, root])
+
+    def facts_of(self, tenant: str, memory_ids: Sequence[str]) -> list[FactRow]:
+        marks = ", ".join("?" * len(memory_ids))
+        return self._facts(f"tenant = ? AND memory_id IN ({marks})", [tenant, *memory_ids]) if memory_ids else []
+
+    def _facts(self, where: str, params: list[Any]) -> list[FactRow]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT memory_id, slot, subject, attribute, value, reason, valid_from, valid_to, superseded_by, "
+                f"supersedes, root, user_id FROM facts WHERE {where} ORDER BY valid_from, memory_id", params).fetchall()
+        return [FactRow(*row) for row in rows]
+
+    def user_facts(self, tenant: str, user_id: str | None) -> list[FactRow]:
+        return self._facts("tenant = ? AND user_id IS ?", [tenant, user_id])
+
+    def essentials(self, tenant: str, user_id: str | None, limit: int) -> list[MemoryRecord]:
+        """Pinned and P0 live records of a user: what every context starts with."""
+        return self._records(f"m.tenant = ? AND m.user_id IS ? AND m.tier IN {_LIVE} AND "
+                             "(m.pinned = 1 OR m.priority = 'P0') ORDER BY m.importance DESC, m.seq DESC LIMIT ?",
+                             [tenant, user_id, limit])
+
+    def session_turns(self, tenant: str, user_id: str | None, session_id: str, *, unconsolidated: bool,
+                      limit: int = 100_000) -> list[MemoryRecord]:
+        """A session's live records other than summaries, oldest first (the newest `limit` of them)."""
+        extra = " AND json_extract(m.metadata, '$.consolidated_into') IS NULL" if unconsolidated else ""
+        rows = self._records(f"m.tenant = ? AND m.user_id IS ? AND m.session_id = ? AND m.tier IN {_LIVE} "
+                             f"AND m.kind != 'summary'{extra} ORDER BY m.created_at DESC, m.seq DESC LIMIT ?",
+                             [tenant, user_id, session_id, limit])
+        return rows[::-1]
+
+    def _records(self, where: str, params: list[Any]) -> list[MemoryRecord]:
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS}, v.vector FROM memories m LEFT JOIN vectors v ON v.seq = m.seq WHERE {where}",
+                params).fetchall()
+        return [_record(row, row[_VECTOR]) for row in rows]
+
+    def mark_consolidated(self, tenant: str, ids: Sequence[str], summary_id: str) -> None:
+        with self._write() as conn:
+            conn.executemany(
+                "UPDATE memories SET metadata = json_set(metadata, '$.consolidated_into', ?) WHERE id = ? "
+                "AND +tenant = ?", [(summary_id, i, tenant) for i in ids])
+
+    def add_events(self, tenant: str, events: Sequence[Event]) -> None:
+        with self._write() as conn:
+            self._insert_events(conn, tenant, events)
+
+    def sealed(self, tenant: str, memory_id: str) -> list[SealedSecret]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT s.memory_id, s.placeholder, s.kind, s.ciphertext FROM secrets s WHERE s.memory_id = ? AND "
+                "EXISTS (SELECT 1 FROM memories m WHERE m.id = s.memory_id AND +m.tenant = ? UNION ALL "
+                "SELECT 1 FROM archive_index a WHERE a.id = s.memory_id AND a.tenant = ?)",
+                (memory_id, tenant, tenant)).fetchall()
+        return [SealedSecret(r[0], r[1], r[2], bytes(r[3])) for r in rows]
+
+    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event]) -> None:
+        """Count a restatement as a use: `count` more accesses and a fresh reference time."""
+        with self._write() as conn:
+            conn.execute("UPDATE memories SET access_count = access_count + ?, last_accessed_at = max(coalesce("
+                         "last_accessed_at, 0), ?) WHERE id = ? AND +tenant = ?", (count, at, memory_id, tenant))
+            self._insert_events(conn, tenant, events)
+
     def expired_trash(self, tenant: str, before: float, user_id: str | None = None) -> list[str]:
         where, params = "tenant = ? AND tier = 'trash' AND held = 0 AND trashed_at <= ?", [tenant, before]
         if user_id is not None:
@@ -562,6 +657,8 @@ class SQLiteStore:
                 conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({seq_marks})", seqs)
                 conn.execute(f"DELETE FROM memories WHERE seq IN ({seq_marks})", seqs)
             conn.execute(f"DELETE FROM archive_index WHERE id IN ({marks}) AND +tenant = ?", (*ids, tenant))
+            conn.execute(f"DELETE FROM facts WHERE memory_id IN ({marks}) AND tenant = ?", (*ids, tenant))
+            conn.execute(f"DELETE FROM secrets WHERE memory_id IN ({marks})", list(ids))
             self._insert_events(conn, tenant, events)
         self._vectors.clear()
 

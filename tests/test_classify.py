@@ -1,0 +1,332 @@
+"""The ingest classifier: rules for kind, pin, priority and security in English and Chinese, the LLM
+classifier's mapping and fallback, and the benchmark over the labelled files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ebbing.bench import classify as bench
+from ebbing.errors import EbbingError
+from ebbing.ingest.classify import Classification, Classifier, LLMClassifier, RuleClassifier, classify
+from ebbing.llm import prompts
+from ebbing.model import Kind, Priority
+
+DATA = Path(__file__).parent / "data"
+
+
+def kind_of(text: str) -> str:
+    return classify(text).kind.value
+
+
+@pytest.mark.parametrize("text", [
+    "ok", "Cool cool", "thanks!", "Good morning!", "👍", "🙏🙏", "好的", "收到👌", "嗯嗯", "哈哈哈", "晚安", "666",
+    "OK 明白了", "谢谢你",
+])
+def test_small_talk_is_temporary_and_worth_little(text: str) -> None:
+    guess = classify(text)
+    assert guess.kind is Kind.TEMPORARY and guess.priority is Priority.P2
+    assert guess.importance <= 0.1 and not guess.pin and not guess.security
+
+
+@pytest.mark.parametrize("text", [
+    "Ugh, I'm so exhausted right now.",  # a mood
+    "brb, grabbing coffee",  # a coming and going
+    "Could you rewrite this paragraph?",  # a one-off request
+    "What's the capital of Australia?",  # a question
+    "Never mind, I found it.",
+    "好困啊",
+    "我先去开个会，一会儿聊",
+    "帮我查一下明天上海的天气。",
+    "把上面那段翻译成英文。",
+    "今天有点烦，不想上班。",
+])
+def test_moods_requests_and_asides_are_temporary(text: str) -> None:
+    assert kind_of(text) == "temporary"
+    assert classify(text).priority is Priority.P2
+
+
+@pytest.mark.parametrize("text", [
+    "I prefer window seats on long flights.",
+    "I really don't like voice messages; text me instead.",  # "instead" alone does not make it a decision
+    "I can't stand open-plan offices.",
+    "Please always answer in English, even when I write in Chinese.",
+    "Tea over coffee, every time.",
+    "我喜欢安静的咖啡馆。",
+    "我宁可多走几步，也不想排队。",
+    "回复里请不要用表情符号。",
+    "请一直用中文回复我。",
+    "我不吃香菜。",
+])
+def test_likes_habits_and_standing_instructions_are_preferences(text: str) -> None:
+    assert kind_of(text) == "preference"
+
+
+@pytest.mark.parametrize("text", [
+    "We decided to move the standup to 10am.",
+    "Let's go with the annual plan.",
+    "From now on, every PR needs two approvals.",
+    "I switched my phone carrier to Mint Mobile.",
+    "Bump the retry limit from 3 to 5.",
+    "我们决定下个月开始用飞书。",
+    "把超时时间改成 60 秒。",
+    "数据库从 MySQL 换成 PostgreSQL。",
+    "以后周报改到周五交。",
+])
+def test_choices_and_changes_are_decisions(text: str) -> None:
+    assert kind_of(text) == "decision"
+
+
+@pytest.mark.parametrize("text", [
+    "Yesterday the deploy broke because of a missing migration.",
+    "Two weeks ago I gave a talk in Lyon.",
+    "This morning I missed my train.",  # "this morning" plus a completed action
+    "Our planning meeting ran three hours over.",  # a past narrative without a date
+    "Back in 2019 the team finally decided to drop MongoDB.",  # a decision told as a story
+    "Last week we decided to switch to Postgres.",
+    "上周六我们去了千岛湖。",
+    "去年年底开了一下午的会，才定下把服务迁到阿里云。",  # a decision told as a story
+    "刚才开会的时候投影仪坏了。",
+    "2018 年我第一次出国。",
+])
+def test_past_events_are_episodes(text: str) -> None:
+    assert kind_of(text) == "episode"
+
+
+@pytest.mark.parametrize("text", [
+    "Our Postgres primary runs on port 5433.",
+    "I run a podcast called 'Today in Rust'.",  # "today" inside a title is not a time
+    "The 'Today' tab only shows tasks due soon.",
+    "I drive a 2016 Honda Jazz.",  # a model year, not a story
+    "I have two kids, aged 7 and 10.",
+    "I'm left-handed.",
+    "The tokens counted by the billing service include the system prompt.",
+    "我老家在湖南岳阳，现在住在深圳南山。",  # "现在" alone is no mood
+    "我的公众号叫「今天也要早睡」。",
+    "我女儿今年上小学三年级了。",
+])
+def test_lasting_truths_are_facts(text: str) -> None:
+    assert kind_of(text) == "fact"
+
+
+def test_moods_and_times_only_count_in_their_place() -> None:
+    assert kind_of("Kinda grumpy this morning, don't mind me.") == "temporary"  # a time without an event
+    assert kind_of("今天下雨了，好烦") == "temporary"  # a short mood, though something happened
+    # In a longer sentence a mood word is incidental.
+    assert kind_of("旅行的话，我宁愿在一个城市慢慢逛上好几天，也不想一天赶三个景点，那样太累了。") == "preference"
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("I'm allergic to penicillin.", "fact"),
+    ("我对海鲜过敏，吃虾会起疹子。", "fact"),
+    ("I take 50 mg of sertraline every morning.", "fact"),
+    ("我有高血压，每天早上吃一片降压药。", "fact"),
+    ("My husband takes warfarin, so no aspirin for him.", "fact"),
+])
+def test_health_and_safety_are_facts_that_never_expire(text: str, kind: str) -> None:
+    guess = classify(text)
+    assert guess.kind.value == kind and guess.priority is Priority.P0 and not guess.pin
+    assert guess.importance >= 0.85
+
+
+@pytest.mark.parametrize(("text", "security"), [
+    ("The prod database password lives in 1Password.", True),
+    ("Rotate the API token for the billing service every month.", True),
+    ("Only Sam and I have admin access to the billing console.", True),
+    ("The access token expires after an hour.", True),
+    ("公司 VPN 的账号密码每 90 天必须改一次。", True),
+    ("生产服务器只有运维组能 SSH 登录。", True),
+    ("The tokens counted by the billing service include the system prompt.", False),  # not "api token"
+    ("I have access to a car at weekends.", False),
+    ("我们的 App 支持微信登录。", False),
+    ("The staging Redis lives at 10.2.14.9.", False),  # an address is not a secret
+])
+def test_security_needs_a_credential_or_an_access_rule(text: str, security: bool) -> None:
+    guess = classify(text)
+    assert guess.security is security
+    assert (guess.priority is Priority.P0) is security
+
+
+def test_a_question_about_passwords_is_not_a_secret() -> None:
+    guess = classify("What's a good password manager?")
+    assert guess.kind is Kind.TEMPORARY and not guess.security and guess.priority is Priority.P2
+
+
+@pytest.mark.parametrize("text", ["My name is Daniel Okafor.", "I'm Sofia Marquez, but everyone calls me Sofi.",
+                                  "我叫陈思远，朋友一般叫我阿远。"])
+def test_the_users_name_is_a_fact_that_never_expires(text: str) -> None:
+    guess = classify(text)
+    assert guess.kind is Kind.FACT and guess.priority is Priority.P0 and not guess.security
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("Please always remember: my daughter is severely allergic to tree nuts.", "fact"),
+    ("Remember this forever: I don't eat pork.", "preference"),
+    ("Never forget: I prefer being called Dan, not Daniel.", "preference"),
+    ("Please remember this always: we decided never to deploy on Fridays.", "decision"),
+    ("Remember this: my passport number ends in 4471.", "fact"),
+    ("This is important, remember it: the on-call number is +31 20 555 0192.", "fact"),
+    ("永远记住：我儿子有哮喘。", "fact"),
+    ("永远记住这个决定：核心代码不外包。", "decision"),  # the request names the kind
+    ("这很重要，请记住：给我的文档一律用 Markdown 格式。", "preference"),
+    ("记住：我们决定所有对外接口都统一用 HTTPS。", "decision"),
+    ("永远记住：2022 年 6 月 1 日我们领了证。", "episode"),
+])
+def test_pin_triggers_pin_and_the_rest_decides_the_kind(text: str, kind: str) -> None:
+    guess = classify(text)
+    assert guess.pin and guess.priority is Priority.P0 and guess.kind.value == kind
+    assert guess.importance >= 0.75
+
+
+@pytest.mark.parametrize("text", [
+    "I remember the first office had no windows.",  # recalling is not asking to be remembered
+    "Don't forget to buy milk.",  # a one-off reminder
+    "别忘了带伞",
+    "好的，记住了",
+    "这种事我总是记不住。",
+    "睡眠对我很重要。",  # states a value; it is not a request
+    "Remembering names is hard for me.",
+])
+def test_words_near_pin_triggers_do_not_pin(text: str) -> None:
+    assert not classify(text).pin
+
+
+def test_values_are_in_range_and_ordered_by_worth() -> None:
+    texts = ["ok", "Can you summarise this?", "Yesterday I went hiking.", "I live in Lyon.",
+             "We decided to use Rust.", "Remember this: I'm allergic to latex."]
+    values = [classify(t).importance for t in texts]
+    assert all(0.0 <= v <= 1.0 for v in values)
+    assert values == sorted(values)
+
+
+def test_rule_classifier_wraps_the_rules() -> None:
+    rules = RuleClassifier()
+    assert isinstance(rules, Classifier)
+    assert rules.classify("I prefer tea.") == classify("I prefer tea.")
+
+
+# --- the LLM classifier ---------------------------------------------------------------------------------
+
+
+class FakeLLM:
+    """Answers each call with the next canned reply (an exception is raised instead)."""
+
+    name = "fake"
+
+    def __init__(self, *replies: str | Exception) -> None:
+        self.replies = list(replies)
+        self.calls: list[tuple[str, str]] = []
+
+    def complete(self, system: str, user: str, *, json_mode: bool = False, max_tokens: int = 512) -> str:
+        self.calls.append((system, user))
+        reply = self.replies.pop(0) if self.replies else "no json here"
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+def test_llm_classifier_maps_a_good_answer() -> None:
+    llm = FakeLLM('{"kind": "Preference", "salience": 0.8, "priority": "p1", "pin": false}')
+    classifier = LLMClassifier(llm)
+    assert isinstance(classifier, Classifier)
+    guess = classifier.classify("I like my coffee black.")
+    assert guess == Classification(Kind.PREFERENCE, 0.8, Priority.P1, False, False)
+    assert llm.calls == [(prompts.CLASSIFY, "I like my coffee black.")]
+    assert classifier.fallbacks == 0
+
+
+def test_llm_classifier_repairs_values_it_can_and_borrows_the_rest_from_the_rules() -> None:
+    text = "The prod database password lives in 1Password."
+    rules = classify(text)
+    reply = json.dumps({"kind": "fact", "salience": 7, "priority": "urgent", "pin": "maybe"})
+    guess = LLMClassifier(FakeLLM(reply)).classify(text)
+    assert guess.kind is Kind.FACT and guess.importance == 0.7  # a 0..10 answer is rescaled
+    assert guess.priority is rules.priority and guess.pin is rules.pin and guess.security  # from the rules
+
+    for salience, expected in [(-0.2, rules.importance), (250, rules.importance), ("85%", 0.85), ("0.3", 0.3),
+                               (True, rules.importance), (float("nan"), rules.importance)]:
+        reply = json.dumps({"kind": "fact", "salience": salience, "priority": "P1", "pin": False})
+        assert LLMClassifier(FakeLLM(reply)).classify(text).importance == expected
+
+
+def test_llm_classifier_pinned_means_p0() -> None:
+    reply = '{"kind": "fact", "salience": 0.9, "priority": "P2", "pin": "true"}'
+    guess = LLMClassifier(FakeLLM(reply)).classify("My blood type is O negative.")
+    assert guess.pin and guess.priority is Priority.P0
+
+
+@pytest.mark.parametrize("replies", [
+    ('{"kind": "summary", "salience": 0.5}',),  # not one of the five kinds
+    ('{"salience": 0.5}',),
+    ('["fact"]',),
+    ("sorry, I cannot help", "still no JSON"),  # complete_json asks twice, then gives up
+    (EbbingError("chat server answered 500"),),
+])
+def test_llm_classifier_falls_back_to_the_rules(replies: tuple[str | Exception, ...]) -> None:
+    text = "We decided to move the standup to 10am."
+    classifier = LLMClassifier(FakeLLM(*replies))
+    assert classifier.classify(text) == classify(text)
+    assert classifier.fallbacks == 1
+
+
+# --- the benchmark --------------------------------------------------------------------------------------
+
+
+def test_benchmark_scores_a_small_file(tmp_path: Path) -> None:
+    rows = [
+        {"text": "ok", "lang": "en", "kind": "temporary", "pin": False, "priority": "P2"},
+        {"text": "I prefer tea.", "lang": "en", "kind": "preference", "pin": False, "priority": "P1"},
+        {"text": "I prefer tea.", "lang": "en", "kind": "fact", "pin": True, "priority": "P0"},  # wrong on purpose
+        {"text": "记住：我对花生过敏。", "lang": "zh", "kind": "fact", "pin": True, "priority": "P0"},
+    ]
+    path = tmp_path / "small.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    result = bench.run([path])
+    scored = result["files"][0]
+    assert result["classifier"] == "rules" and scored["name"] == "small.jsonl" and scored["lines"] == 4
+    assert scored["kind_accuracy"] == 0.75
+    assert scored["per_language"] == {"en": {"lines": 3, "kind_accuracy": 0.6667},
+                                      "zh": {"lines": 1, "kind_accuracy": 1.0}}
+    assert scored["confusion"]["fact"]["preference"] == 1 and scored["confusion"]["fact"]["fact"] == 1
+    assert scored["pin"] == {"true_positives": 1, "false_positives": 0, "false_negatives": 1,
+                             "precision": 1.0, "recall": 0.5}
+    assert scored["priority_accuracy"] == 0.75
+    assert [e["line"] for e in scored["misclassified_shown"]] == [3]
+    tables = bench.render(result)
+    assert len(tables) == 3  # summary, confusion matrix, misclassified lines
+
+
+def test_benchmark_finds_the_labelled_files() -> None:
+    assert [p.name for p in bench.default_paths()] == ["classify-dev.jsonl", "classify-test.jsonl"]
+
+
+def test_rules_reach_the_accuracy_target_on_the_dev_file() -> None:
+    # Only the dev file, which the rules were tuned on, is held to 0.90. The held-out file was scored once
+    # with the final rules, at 0.827 kind accuracy, and is deliberately not asserted on: raising that
+    # number by editing rules after reading its mistakes would make it a second dev set.
+    scored = bench.run([DATA / "classify-dev.jsonl"])["files"][0]
+    assert scored["lines"] == 200
+    assert scored["kind_accuracy"] >= 0.90, scored["misclassified_shown"]
+    assert scored["per_language"]["en"]["kind_accuracy"] >= 0.90
+    assert scored["per_language"]["zh"]["kind_accuracy"] >= 0.90
+
+
+def test_benchmark_scores_both_labelled_files_separately() -> None:
+    result = bench.run()
+    assert [f["name"] for f in result["files"]] == ["classify-dev.jsonl", "classify-test.jsonl"]
+    assert [f["lines"] for f in result["files"]] == [200, 150]
+
+
+def test_benchmark_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+    bench.main(["--data", str(DATA / "classify-dev.jsonl"), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert [f["name"] for f in result["files"]] == ["classify-dev.jsonl"]
+    assert set(result["files"][0]["confusion"]) == {"fact", "preference", "decision", "temporary", "episode"}
+
+
+def test_benchmark_command_prints_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    bench.main(["--data", str(DATA / "classify-dev.jsonl")])
+    out = capsys.readouterr().out
+    assert "kind confusion" in out and "pin precision / recall" in out

@@ -61,7 +61,9 @@ POSITIVES = [
     ("口令：Zx9!kLm2", "password", "Zx9!kLm2"),
     ("WiFi密码为abc12345。", "password", "abc12345"),
     ("邮箱密码: Mail@2024 记一下", "password", "Mail@2024"),
-    ("服务器的密码是“P@ss w0rd”", "password", "P@ss"),  # a value stops at whitespace, as specified
+    ("服务器的密码是“P@ss w0rd”", "password", "P@ss w0rd"),  # quoted: up to the closing quote, spaces and all
+    ("the router password is 'correct horse battery' now", "password", "correct horse battery"),
+    ('password: "hunter2" ok', "password", "hunter2"),
     # api_key
     (f"use {OPENAI} for the bot", "api_key", OPENAI),
     ("the api key is sk-abcdefghijklmnopqrstuvwxyz0123", "api_key", "sk-abcdefghijklmnopqrstuvwxyz0123"),
@@ -130,6 +132,7 @@ NEGATIVES = [
     "password is required",
     "passwords are stored hashed",
     "password-protected PDF",
+    'the password "doesn\'t work" error again',
     "password: ********",
     "PASSWORD_HASH=abc123def",
     "cat /etc/passwd",

@@ -270,7 +270,7 @@ class Memory:
         changes: dict[str, Any] = {}
         shield = None
         if text is not None:
-            shield = guard(validate.text(text))
+            shield = guard(validate.text(text), tag_key=self.ingest.tag_key)
             changes["text"] = shield.text
         if kind is not None:
             changes["kind"] = validate.kind(kind)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import hmac
 import math
 import re
 import unicodedata
@@ -56,10 +57,12 @@ class Guarded:
     low_information: bool
 
 
-def placeholder(kind: str, value: str) -> str:
-    """The placeholder `guard` writes for `value`; stable across runs and processes."""
-    tag = hashlib.sha256(_TAG_DOMAIN + value.encode("utf-8", "surrogatepass")).hexdigest()[:4]
-    return f"[secret:{kind}#{tag}]"
+def placeholder(kind: str, value: str, tag_key: bytes | None = None) -> str:
+    """The placeholder `guard` writes for `value`. With `tag_key` (a store keeps a random one) the tag is an
+    HMAC, so it cannot be matched against hashes of guessed values: a 4-digit PIN's tag would give it away."""
+    raw = value.encode("utf-8", "surrogatepass")
+    digest = hmac.new(tag_key, raw, "sha256") if tag_key else hashlib.sha256(_TAG_DOMAIN + raw)
+    return f"[secret:{kind}#{digest.hexdigest()[:4]}]"
 
 
 # ---- character classes shared by the context detectors -------------------------------------------
@@ -92,10 +95,23 @@ def _classes(value: str) -> int:
     return sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
 
 
+_CLOSE_QUOTE = {"\u201c": "\u201d", "\u2018": "\u2019", "\u300c": "\u300d", "\u300e": "\u300f"}
+
+
+def _quoted(text: str, start: int, quote: str) -> tuple[str, int, int] | None:
+    """A quoted password runs to its closing quote on the same line, spaces and all ("P@ss w0rd")."""
+    if not quote:
+        return None
+    stop = text.find(_CLOSE_QUOTE.get(quote, quote), start, start + _MAX_PASSWORD + 1)
+    if stop <= start or "\n" in text[start:stop]:
+        return None
+    return text[start:stop], start, stop
+
+
 def _trim(value: str, start: int, quote: str) -> tuple[str, int, int]:
     """Cut a captured value down to the secret: inside its quotes, without sentence punctuation after it."""
     if quote:
-        closing = {"\u201c": "\u201d", "\u2018": "\u2019", "\u300c": "\u300d", "\u300e": "\u300f"}.get(quote, quote)
+        closing = _CLOSE_QUOTE.get(quote, quote)
         cut = value.find(closing)
         if cut >= 0:
             value = value[:cut]
@@ -145,7 +161,7 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 def _password_like(value: str) -> bool:
     """Without "is"/":"/"是" before it a value must look typed, not spoken: a digit or a symbol."""
-    return any(c.isdigit() or (not c.isalnum() and c not in "'\u2019") for c in value)
+    return any(c.isdigit() or not (c.isalnum() or c.isspace() or c in "'\u2019") for c in value)
 
 
 def _passwords(text: str) -> Iterator[tuple[int, int]]:
@@ -155,9 +171,13 @@ def _passwords(text: str) -> Iterator[tuple[int, int]]:
             m = tail.match(text, kw.end())
             if m is None:
                 continue
-            if len(m.group("value")) > _MAX_PASSWORD:
+            quoted = _quoted(text, m.start("value"), m.group("q"))
+            if quoted is not None:
+                value, start, end = quoted
+            elif len(m.group("value")) > _MAX_PASSWORD:
                 continue
-            value, start, end = _trim(m.group("value"), m.start("value"), m.group("q"))
+            else:
+                value, start, end = _trim(m.group("value"), m.start("value"), m.group("q"))
             has_sep = bool(m.group("sep").strip(" \t\"'`"))
             if not has_sep and keyword.isascii() and not m.group("gap"):
                 continue  # "password-protected", "passwords."
@@ -389,7 +409,7 @@ def _repeats(text: str, found: list[tuple[int, int, str]], taken: _Taken) -> lis
     return extra
 
 
-def guard(text: str) -> Guarded:
+def guard(text: str, *, tag_key: bytes | None = None) -> Guarded:
     """Replace every secret in `text` by its placeholder and say whether the text carries any content."""
     if not isinstance(text, str):
         raise InvalidInput("text", "must be a string")
@@ -399,7 +419,7 @@ def guard(text: str) -> Guarded:
     found = _select(candidates, taken)
     found += _repeats(text, found, taken)
     secrets = tuple(
-        Secret(kind, text[start:end], start, end, placeholder(kind, text[start:end]))
+        Secret(kind, text[start:end], start, end, placeholder(kind, text[start:end], tag_key))
         for start, end, kind in sorted(found)
     )
     pieces: list[str] = []

@@ -9,6 +9,7 @@ one transaction.
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,10 +86,11 @@ class Ingest:
         self.classifier = classifier or RuleClassifier()
         self.extractor = extractor or RuleFacts()
         self.box, self.actor = box, actor
+        self.tag_key = tag_key(store)
 
     def prepare(self, drafts: Sequence[Draft], *, dedupe: bool) -> Plan:
         plan = Plan()
-        guarded = [guard(d.text) for d in drafts]
+        guarded = [guard(d.text, tag_key=self.tag_key) for d in drafts]
         kept = [(d, g) for d, g in zip(drafts, guarded, strict=True)
                 if not (g.low_information and self.config.drop_low_information)]
         vectors = self.embed([g.text for _, g in kept]) if kept else np.zeros((0, 0), dtype=np.float32)
@@ -189,6 +191,15 @@ class Ingest:
                 plan.events.append(Event(previous.memory_id, "supersede", record.created_at, self.actor,
                                          "a newer value for the same slot", {
                                              "superseded_by": record.id, "slot": _slot_hash(previous.slot)}))
+
+
+def tag_key(store: SQLiteStore) -> bytes:
+    """The store's random key for secret placeholder tags, made on first use."""
+    stored = store.get_meta("secret_tag_key")
+    if stored is None:
+        stored = secrets.token_hex(32)
+        store.set_meta("secret_tag_key", stored)
+    return bytes.fromhex(stored)
 
 
 def _same_slot(new: set[str], old: set[str]) -> bool:

@@ -68,9 +68,12 @@ class Archive:
 
     def write(self, relative: Path, records: Sequence[tuple[MemoryRecord, int]], at: float) -> None:
         """Write (record, seq) pairs to one file, durably."""
+        self._durably(relative, pa.Table.from_pylist([_row(r, seq, at) for r, seq in records], schema=SCHEMA))
+
+    def _durably(self, relative: Path, table: pa.Table) -> None:
+        """Write to a temporary name, fsync, rename into place, fsync the folder: whole or absent."""
         target = self.root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        table = pa.Table.from_pylist([_row(record, seq, at) for record, seq in records], schema=SCHEMA)
         temporary = target.with_suffix(".tmp")
         pq.write_table(table, temporary, compression="zstd")
         with open(temporary, "rb") as handle:
@@ -98,14 +101,7 @@ class Archive:
         kept = table.filter(pc.invert(pc.is_in(table["id"], value_set=drop)))
         if kept.num_rows == 0:
             return 0
-        target = self.root / replacement
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_suffix(".tmp")
-        pq.write_table(kept, temporary, compression="zstd")
-        with open(temporary, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-        _fsync_dir(target.parent)
+        self._durably(replacement, kept)
         return int(kept.num_rows)
 
     def remove(self, relative: Path) -> None:

@@ -4,6 +4,7 @@ classifier's mapping and fallback, and the benchmark over the labelled files."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,87 @@ def test_past_events_are_episodes(text: str) -> None:
 ])
 def test_lasting_truths_are_facts(text: str) -> None:
     assert kind_of(text) == "fact"
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    # Chit-chat without a cue phrase: sighs, weather, fillers, laughter, "it works now".
+    ("唉，又堵车了", "temporary"),
+    ("ugh, snowing again", "temporary"),
+    ("oh, that makes sense now", "temporary"),
+    ("Perfect, it works now.", "temporary"),
+    ("okey dokey", "temporary"),
+    ("hhhhh", "temporary"),
+    ("嗯，有道理", "temporary"),
+    ("My head is pounding after that meeting", "temporary"),
+    ("累麻了，整个人都废了", "temporary"),
+    ("Heading out for lunch, back in an hour.", "temporary"),  # "back in" an hour is no past time
+    # Verdicts and standing wishes without "I like".
+    ("Olives are a hard no for me.", "preference"),
+    ("Horror movies are not my cup of tea.", "preference"),
+    ("Pop-up ads drive me nuts.", "preference"),
+    ("Bullet points are easiest for me to scan.", "preference"),
+    ("Use metric units whenever I ask about recipes.", "preference"),
+    ("Jazz beats pop any day 🎷", "preference"),  # a trailing emoji does not hide "any day"
+    ("我不太喝咖啡。", "preference"),
+    ("例子最好用 Python 写，别用 Java。", "preference"),
+    ("回复里如果能加上小结，我会更放心。", "preference"),
+    # Decisions without "decided".
+    ("Verdict: the blue logo stays.", "decision"),
+    ("I've made up my mind, I'm taking the job in Berlin.", "decision"),
+    ("预算从 50 万砍到 30 万。", "decision"),
+    ("我们放弃了小程序，专心做 App。", "decision"),
+    ("我换了一个牙医，离家近一点。", "decision"),
+    ("年会就去三亚。", "decision"),
+    ("We scrapped the mobile app and went all in on the web.", "decision"),
+])
+def test_statements_without_the_usual_cue_phrases(text: str, kind: str) -> None:
+    assert kind_of(text) == kind
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("I switched from Chrome to Firefox last month.", "decision"),  # a bare switch keeps its kind
+    ("我上个月把手机套餐换成了联通的。", "decision"),
+    ("Last week we decided to switch to Postgres.", "episode"),  # a story about deciding
+    ("Last month our office moved to the 5th floor, and half the desks arrived broken.", "episode"),
+    ("When I was 7, we moved from Lagos to London.", "episode"),  # an age is a past time
+    ("大三那年我去新加坡交换了半年。", "episode"),  # "交换了" is no switch
+])
+def test_a_dated_switch_is_a_decision_but_a_dated_story_is_an_episode(text: str, kind: str) -> None:
+    assert kind_of(text) == kind
+
+
+def test_cue_words_match_whole_words_only() -> None:
+    # "on Sunday" is a date, "on Sundays" a habit; "in May" is a date, "in Mayfair" a place.
+    assert kind_of("I never take calls on Sundays.") == "preference"
+    assert kind_of("My sister runs a gallery in Mayfair.") == "fact"
+    # A participle before a noun is no narrative: "writes compressed snapshots", "a crowded bus".
+    assert kind_of("The weekly job exports archived invoices to S3 and emails finance.") == "fact"
+    # A health risk "for me" is a health fact, not a taste.
+    guess = classify("I have asthma, so smoke is a real danger for me.")
+    assert guess.kind is Kind.FACT and guess.priority is Priority.P0
+
+
+@pytest.mark.parametrize("text", [
+    "my " + "a " * 15000 + "is 5",
+    "哈" * 12 + "太好笑了",  # a run inside a repeated group backtracked exponentially: 1 s here, a minute at 16
+    "哈" * 3000 + "x",
+    "h" * 40 + " ok x",
+    "next year " * 3000,  # unbounded gaps used to make these quadratic
+    "is now " * 4300,
+    "goes from " * 3000,
+    "“a " * 10000,
+    "walked " * 4300,
+    "我叫陈思远，朋友一般叫我阿远。" * 2000,
+])
+def test_long_or_pathological_text_is_classified_quickly(text: str) -> None:
+    best = min(_seconds(text) for _ in range(3))
+    assert best < 0.2, f"{best:.3f}s for a {len(text)}-character text"
+
+
+def _seconds(text: str) -> float:
+    start = time.perf_counter()
+    classify(text)
+    return time.perf_counter() - start
 
 
 def test_moods_and_times_only_count_in_their_place() -> None:
@@ -299,24 +381,35 @@ def test_benchmark_scores_a_small_file(tmp_path: Path) -> None:
 
 
 def test_benchmark_finds_the_labelled_files() -> None:
-    assert [p.name for p in bench.default_paths()] == ["classify-dev.jsonl", "classify-test.jsonl"]
+    assert [p.name for p in bench.default_paths()] == ["classify-dev.jsonl", "classify-test.jsonl",
+                                                        "classify-holdout2.jsonl"]
 
 
-def test_rules_reach_the_accuracy_target_on_the_dev_file() -> None:
-    # Only the dev file, which the rules were tuned on, is held to 0.90. The held-out file was scored once
-    # with the final rules, at 0.827 kind accuracy, and is deliberately not asserted on: raising that
-    # number by editing rules after reading its mistakes would make it a second dev set.
-    scored = bench.run([DATA / "classify-dev.jsonl"])["files"][0]
-    assert scored["lines"] == 200
+# Both labelled files are development data now. classify-dev.jsonl was tuned on from the start;
+# classify-test.jsonl was held out until it had been scored once (0.827 kind accuracy), and the rules were
+# then improved against its mistakes too, so neither number says how the rules generalise any more. That
+# takes a new held-out file, which must not be used to tune the rules.
+@pytest.mark.parametrize(("name", "lines"), [("classify-dev.jsonl", 200), ("classify-test.jsonl", 150)])
+def test_rules_reach_the_accuracy_target_on_the_development_files(name: str, lines: int) -> None:
+    scored = bench.run([DATA / name])["files"][0]
+    assert scored["lines"] == lines
     assert scored["kind_accuracy"] >= 0.90, scored["misclassified_shown"]
     assert scored["per_language"]["en"]["kind_accuracy"] >= 0.90
     assert scored["per_language"]["zh"]["kind_accuracy"] >= 0.90
 
 
-def test_benchmark_scores_both_labelled_files_separately() -> None:
+def test_held_out_accuracy_does_not_regress() -> None:
+    """classify-holdout2.jsonl was written after the rules and scored once: 84.7% on kind (en 82.7%,
+    zh 86.7%), below the 90% target. This guards that figure; it must never be used to tune the rules."""
+    scored = bench.run([DATA / "classify-holdout2.jsonl"])["files"][0]
+    assert scored["lines"] == 150 and scored["kind_accuracy"] >= 0.80
+
+
+def test_benchmark_scores_every_labelled_file_separately() -> None:
     result = bench.run()
-    assert [f["name"] for f in result["files"]] == ["classify-dev.jsonl", "classify-test.jsonl"]
-    assert [f["lines"] for f in result["files"]] == [200, 150]
+    assert [f["name"] for f in result["files"]] == ["classify-dev.jsonl", "classify-test.jsonl",
+                                                    "classify-holdout2.jsonl"]
+    assert [f["lines"] for f in result["files"]] == [200, 150, 150]
 
 
 def test_benchmark_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,10 +2,12 @@
 
     python -m ebbing.bench.classify [--data FILE ...] [--llm] [--json]
 
-Each file is JSONL, one `{"text", "lang", "kind", "pin", "priority"}` per line. Without `--data` the two
+Each file is JSONL, one `{"text", "lang", "kind", "pin", "priority"}` per line. Without `--data` the three
 files under `tests/data` are used (found next to the package in a checkout, else under the current
-directory): `classify-dev.jsonl`, which the rules were tuned on, and `classify-test.jsonl`, held out from
-tuning. Every file is reported on its own, because only the held-out number says how the rules generalise.
+directory): `classify-dev.jsonl` and `classify-test.jsonl`, which the rules were written and tuned on
+(the second was held out once, then became development data), and `classify-holdout2.jsonl`, written
+afterwards and never used to tune. Every file is reported on its own, because only the held-out number
+says how the rules generalise.
 
 `--llm` evaluates `LLMClassifier` with the chat model `EBBING_LLM_BASE_URL`/`EBBING_LLM_MODEL` name.
 """
@@ -27,7 +29,7 @@ from rich.table import Table
 from ebbing.ingest.classify import Classifier, RuleClassifier
 
 KINDS = ("fact", "preference", "decision", "temporary", "episode")
-DEFAULT_FILES = ("classify-dev.jsonl", "classify-test.jsonl")
+DEFAULT_FILES = ("classify-dev.jsonl", "classify-test.jsonl", "classify-holdout2.jsonl")
 SHOWN_ERRORS = 20
 
 
@@ -185,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ebbing.bench.classify",
                                      description="Evaluate the memory classifier on labelled JSONL files.")
     parser.add_argument("--data", type=Path, nargs="+", action="extend", default=None, metavar="FILE",
-                        help="labelled JSONL files (default: tests/data/classify-dev.jsonl and classify-test.jsonl)")
+                        help="labelled JSONL files (default: the three files in tests/data)")
     parser.add_argument("--llm", action="store_true",
                         help="evaluate the LLM classifier (EBBING_LLM_BASE_URL, EBBING_LLM_MODEL) instead of the rules")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -11,21 +11,27 @@ The kind is decided by the first step that matches, and the order carries the la
    "帮我" -> temporary;
 2. a pin request ("Remember this forever: ...") is cut off first, so the rest decides the kind; a request
    that names the kind ("永远记住这个决定：...") decides it;
-3. an unmistakably past time ("yesterday", "two weeks ago", "back in 2019", "上周", "去年") -> episode,
-   even when the story is about a decision: "last year we finally decided to drop X" is an episode;
+3. an unmistakably past time ("yesterday", "two weeks ago", "back in 2019", "when I was 12", "上周", "去年")
+   -> episode, even when the story is about a decision: "last year we finally decided to drop X" is an
+   episode; only a bare one-clause switch keeps its kind ("I switched from Spotify to Apple Music last
+   week" -> decision);
 4. how the assistant should talk to the user ("please always answer in English", "回复里别用繁体字")
    -> preference, although it is phrased as an order;
-5. choices and changes ("we decided", "let's go with", "from now on", "switched to", "改成", "换成")
-   -> decision;
+5. choices and changes ("we decided", "let's go with", "final call:", "from now on", "switched to", "改成",
+   "换成", "放弃了", "从每周 20 块涨到 30 块") -> decision;
 6. health facts (allergies, conditions, medication) -> fact, so an allergy is not read as a taste;
 7. a mood or a coming and going in a short message ("困死了", "我先忙了，晚上聊") -> temporary;
 8. a weaker time anchor with a completed action ("this morning I missed my train", "刚才投影仪坏了")
    -> episode;
-9. likes, dislikes and habits ("I prefer", "I can't stand", "我喜欢", "宁可") -> preference;
-10. weak decision cues ("instead", "那就") -> decision;
-11. questions, one-off requests, "right now", "today", "never mind" -> temporary;
+9. likes, dislikes, habits and verdicts on things ("I prefer", "I can't stand", "a hard no for me",
+   "drives me crazy", "我喜欢", "宁可", "我不太吃甜食") -> preference;
+10. weak decision cues ("instead", "那就", "这次就去莫干山") -> decision;
+11. questions, one-off requests, "right now", "today", "never mind" -> temporary, and so is a short sigh or
+    remark on the weather ("哎，又下雨了", "ugh, rain again");
 12. an English past-tense narrative without a date ("our planning meeting ran three hours over") -> episode;
 13. anything else -> fact.
+
+Only the first `MAX_CHARS` characters are read, which keeps a pasted document as cheap as a chat line.
 
 Priority: P0 for pinned text, health and safety, credentials and access rules, and the user's name;
 P2 for temporary text; P1 otherwise.
@@ -55,31 +61,61 @@ class Classification:
     security: bool = False  # secrets, credentials, safety-critical facts: they fade slower
 
 
+# Word edges for cue phrases count ASCII letters and digits only: a regex word boundary sees none between a
+# Chinese character and a Latin word ("用Vim", "通过SSH登录").
+_HEAD = r"(?<![A-Za-z0-9_])"
+_TAIL = r"(?![A-Za-z0-9_])"
+# A pattern that ends in a group or a quantifier may or may not end on a letter: it must not stop inside a
+# word ("on Sunday" in "on Sundays", "in May" in "in Mayfair").
+_OPEN_TAIL = r"(?:(?<![A-Za-z])|(?![A-Za-z0-9_]))"
+
+
 def _rx(*patterns: str) -> re.Pattern[str]:
-    """One case-insensitive pattern from alternatives. An alternative that starts or ends with an ASCII
-    letter gets a word boundary there, so "token" cannot match in "tokens" nor "ago" in "Chicago"."""
-    parts = []
+    """One case-insensitive pattern from alternatives. An alternative that starts with an ASCII letter must
+    start a word, and one that ends with a letter must end one, so "token" cannot match in "tokens" nor "ago"
+    in "Chicago"; an alternative that ends in a group or quantifier must not stop inside a word.
+
+    The alternatives that start a word share one group behind one edge test, which keeps a long text cheap."""
+    words: list[str] = []
+    others: list[str] = []
     for p in patterns:
         first = p[3:4] if p.startswith("(?:") else p[:1]
-        head = r"\b" if first.isascii() and first.isalpha() else ""
-        tail = r"\b" if p[-1:].isascii() and p[-1:].isalpha() else ""
-        parts.append(f"{head}(?:{p}){tail}")
-    return re.compile("|".join(parts), re.IGNORECASE)
+        last = p[-1:]
+        if last.isascii() and last.isalpha() and not p.endswith((r"\w", r"\b", r"\s", r"\d")):
+            tail = _TAIL
+        elif last in ")?*+}":
+            tail = _OPEN_TAIL
+        else:
+            tail = ""
+        (words if first.isascii() and first.isalpha() else others).append(f"(?:{p}){tail}")
+    parts = [f"{_HEAD}(?:{'|'.join(words)})"] if words else []
+    return re.compile("|".join(parts + others), re.IGNORECASE)
 
 
 # --- text preparation -------------------------------------------------------------------------------
 
 # Quoted names ('Today in Rust', 「今天也要早睡」) are titles, not statements about today, so cues inside
 # them are ignored. An English single quote counts only where it cannot be an apostrophe.
-_QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"|(?<![\w'])'[^'\n]+'(?![\w'])")
+_QUOTED = re.compile(
+    r"「[^」]{0,120}」|『[^』]{0,120}』|“[^”]{0,120}”|\"[^\"]{0,120}\"|(?<![\w'])'[^'\n]{1,120}'(?![\w'])"
+)
 _EMOJI = re.compile(
-    "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d\U000e0020-\U000e007f]"
+    "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d\U000e0020-\U000e007f]+"
 )
 
 
+# The rules read this much of a text. What an utterance is shows in its first sentences, and the bound keeps
+# a pasted document from costing more than a chat line: every pattern is linear in what it reads.
+MAX_CHARS = 3000
+
+
 def _prepare(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'").strip()
-    return _QUOTED.sub(" ", text)
+    """The text the rules read: normalised, at most `MAX_CHARS` long, without quoted names or emoji (an
+    emoji at the end would hide "any day" or "for me" from the cues that want them last)."""
+    text = unicodedata.normalize("NFKC", text[: MAX_CHARS * 2])[:MAX_CHARS]
+    text = text.replace("’", "'").replace("‘", "'")
+    text = _EMOJI.sub(" ", _QUOTED.sub(" ", text))
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
 def _has_han(text: str) -> bool:
@@ -137,10 +173,26 @@ _ACK_WORDS = (
     "好的呢", "ok了", "没关系", "不客气", "了解了", "好主意", "太好了", "真棒", "妥", "妥了", "安排",
     "you're a lifesaver", "lifesaver", "you rock", "you're the best", "you're awesome", "legend", "amazing",
     "brilliant", "帮大忙了", "帮了大忙", "太感谢了", "感谢感谢",
+    # fillers and "it works now" after a fix
+    "now", "then", "indeed", "true", "fair", "fair enough", "of course", "ofc", "dokie", "dokey", "okie dokie",
+    "okey dokey", "roger", "roger that", "copy", "copy that", "will do", "on it", "all good", "no worries",
+    "that worked", "it worked", "that works", "it works", "works now", "works", "that did it", "that fixed it",
+    "fixed it", "problem solved", "solved", "makes sense now", "got it now", "oh i see", "i see now", "oops",
+    "whoops", "omg", "oh my", "yay", "woohoo", "neat", "sweet", "love it", "love that", "bless you", "cheers",
+    "嘿嘿", "嘻嘻", "好叭", "好滴呀", "可以的", "行的", "成", "没毛病", "搞定", "搞定了", "好了", "可以了",
+    "that makes sense", "that's fine", "that's great", "that's perfect", "that's it", "that's right", "that's ok",
+    "it's fine", "it's ok", "all set", "i'm good", "i'm fine", "i'm ok", "i'm okay", "we're good", "ha",
+    "fair point", "good point", "true that", "good call", "good to know", "nice one", "my bad", "sorry",
+    "笑死", "笑死我了", "绝了", "离谱", "无语", "无语了", "啊这", "好家伙", "牛啊", "牛哇", "原来如此", "懂了懂了",
+    "有道理", "说得对", "说的对", "对哦", "也是", "确实", "原来是这样", "不好意思", "抱歉", "sorry啊",
 )
 _ACK_WORD = "|".join(sorted((re.escape(w) for w in _ACK_WORDS), key=len, reverse=True))
+# Atomic groups and possessive repeats: each piece is taken whole or not at all, so a long run of "哈" or
+# "h" followed by a word cannot make the engine try every way of cutting the run into pieces.
 ACKNOWLEDGEMENT = re.compile(
-    rf"^(?:(?:{_ACK_WORD})(?![a-z])|[哈嗯哦啊呀~～]+|\d{{3}}|[\s.,!?。，！？、~～…:：;；()（）\-])*$", re.IGNORECASE
+    rf"^(?:(?>(?:{_ACK_WORD})(?![a-z]))|[哈嗯哦啊呀嘿嘻呵呜唔~～]++|\d{{3}}|h{{2,}}+|(?:ha){{2,}}+h?|(?:he){{2,}}+|"
+    r"x++d++|lo++l++|lmf?a++o++|[\s.,!?。，！？、~～…:：;；()（）\-]++)*+$",
+    re.IGNORECASE,
 )
 # "帮我…", "麻烦你…", "把上面的表格…": requests about this conversation, however they go on.
 ERRAND = re.compile(
@@ -164,11 +216,19 @@ PAST_ANCHOR = _rx(
     r"yesterday", rf"last (?:night|week|weekend|month|year|time|quarter|sprint|christmas|easter|{_SEASON}|{_DAY}|"
     rf"{_MONTH})", r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|several|many|\d+) "
     r"(?:\w+ )?(?:minutes?|hours?|days?|weeks?|months?|years?|decades?) ago", r"ages ago", r"long ago",
-    r"back in", r"earlier today", r"the other day", r"as a (?:kid|child|teenager)",
-    r"when I was (?:a )?(?:kid|child|young|little|student|teenager|in)",
+    # "back in 2019", "back in college"; "back in an hour" is a promise.
+    r"back in(?! (?:an?|a few|a couple of|\d+|one|two|three|five|ten|fifteen|twenty|thirty|half an?) "
+    r"(?:\w+ )?(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|moments?|bit|jiffy|days?|weeks?|tick))",
+    r"earlier today", r"earlier this (?:week|month|year|morning|afternoon)", r"the other day",
+    r"this past (?:week|weekend|month|year)",
+    r"as an? (?:kid|child|teenager|teen|student|boy|girl|toddler|undergrad)",
+    r"when (?:I|we|he|she|they) (?:was|were) (?:an? )?(?:\d+|kids?|child|children|young|little|small|students?|"
+    r"teenagers?|teens?|in|at|still)",
+    r"at (?:the )?age (?:of )?\d+", r"^at \d{1,2}(?:,| I| we| my| he| she)",
     r"昨天", r"昨晚", r"昨日", r"前天", r"前几天", r"前两天", r"前些天", r"前些日子", r"前阵子", r"前段时间",
     r"上周", r"上星期", r"上礼拜", r"上个?月", r"上个?季度", r"上半年", r"去年", r"前年", r"那年", r"那次",
-    r"当年", r"小时候", r"刚毕业", r"大学的?时候", r"读书的?时候", r"(?:以前|之前)有一次", r"上次", r"上回",
+    r"当年", r"小时候", r"刚毕业", r"(?:大学|小学|初中|高中|中学|上学|读书|念书|读研|读博)的?时候",
+    r"(?:\d+|[一二两三四五六七八九十]+)岁(?:那年|的时候|时)", r"(?:以前|之前)有一次", r"上次", r"上回",
     r"[\d一二两三四五六七八九十几多]+个?(?:年|月|天|周|星期|礼拜|小时)以?前", r"很久以前", r"多年前",
 )
 # Times that make a story only with a completed action: "this morning I missed my train" is an episode,
@@ -221,12 +281,27 @@ _ZH_DONE = re.compile(r"(?<![为除算好罢])了(?![吗吧呢])|[\u4e00-\u9fff]
 _ZH_FUTURE = re.compile(r"打算|计划|准备|要去|将要|将会|会去|下周|下个月|明年|明天|以后|下次|下季度")
 _EN_FUTURE = _rx(r"will", r"'ll", r"going to", r"gonna", r"next (?:week|month|year|quarter|time)", r"tomorrow",
                  r"plan(?:ning)? to", r"starting", r"from now on")
-# An English narrative without a date: "Our Q2 planning meeting ran three hours over".
+# An English narrative without a date: "Our Q2 planning meeting ran three hours over". After a pronoun the
+# -ed word is a verb; after a noun it may describe the next one ("writes compressed snapshots", "the job
+# exports archived invoices", "a crowded bus"), so there it counts only before a preposition, an adverb, an
+# object pronoun or a determiner ("a typhoon cancelled our flight", "writes failed for 40 minutes") or at a
+# clause end.
+_STORY_VERB = "|".join(v for v in _IRREGULAR_PAST if v not in {"was", "were", "had", "did"})
+_STORY_ADVERB = r"(?:just |finally |suddenly |accidentally |actually |never |also |eventually )?"
+_AFTER_A_VERB = (
+    r"(?=\s+(?:to|for|on|in|at|up|out|off|down|back|over|away|with|from|into|about|after|before|around|through|"
+    r"again|twice|once|together|home|last|yesterday|\w+ly|me|us|him|her|them|it|everything|nothing|our|my|his|"
+    r"their|its|your|the|a|an|this|that)\b|\s*(?:[,.;:!?]|$))"
+)
+_FUNCTION_WORD = (
+    r"a|an|the|every|each|any|some|no|very|more|most|less|too|so|is|are|was|were|be|been|being|of|with|to|for|"
+    r"in|on|at|by|from|and|or|but|not|well|all"
+)
 _NARRATIVE = re.compile(
-    r"\b(?:I|we|they|he|she|it|my \w+|our \w+(?: \w+){0,2}|the \w+(?: \w+){0,2}|\w+)\s+(?:just |finally |"
-    r"suddenly |accidentally |actually |never |also )?(?:"
-    + "|".join(v for v in _IRREGULAR_PAST if v not in {"was", "were", "had", "did"})
-    + r"|[a-z]{3,}ed)(?![\w-])(?!\s+by\b)",
+    rf"\b(?:(?:I|we|they|he|she|it)\s+{_STORY_ADVERB}(?:{_STORY_VERB}|[a-z]{{3,}}ed)"
+    rf"|(?:my \w+|our \w+(?: \w+){{0,2}}|the \w+(?: \w+){{0,2}}|(?!(?:{_FUNCTION_WORD})\b)\w+)\s+{_STORY_ADVERB}"
+    rf"(?:{_STORY_VERB}|[a-z]{{3,}}ed{_AFTER_A_VERB}))"
+    r"(?![\w-])(?!\s+by\b)",
     re.IGNORECASE,
 )
 
@@ -236,7 +311,7 @@ def _past_verb(text: str, *, anchored: bool = False) -> bool:
         word = match.group(0)
         if _NOT_A_VERB.fullmatch(word) or (not anchored and _DESCRIPTIVE.fullmatch(word)):
             continue
-        if _PASSIVE_OR_STATE.search(text[: match.start()]):
+        if _PASSIVE_OR_STATE.search(text[max(0, match.start() - 30): match.start()]):
             continue
         return True
     return False
@@ -245,6 +320,19 @@ def _past_verb(text: str, *, anchored: bool = False) -> bool:
 def _past_year(text: str) -> bool:
     this_year = datetime.now(UTC).year
     return any(int(en or zh) < this_year for en, zh in _YEAR.findall(text))
+
+
+# A change of habit or supplier told with its date is still a change: "I switched from Spotify to Apple Music
+# last week", "上个月把套餐换成了联通的". One clause only: a longer story around it is an episode.
+_SWITCHED = _rx(
+    r"switched (?:\w+ ){0,4}(?:from|to|over)", r"changed (?:\w+ ){0,3}(?:from|to)", r"换成了?", r"改成了?",
+    r"改用了?", r"换到了?", r"(?<![交兑转替轮])换了",
+)
+_MORE_THAN_ONE_CLAUSE = re.compile(r"[,，;；:：—]|\b(?:and|but|because|so|when|after|before|until|then)\b", re.I)
+
+
+def _switch_with_a_date(text: str) -> bool:
+    return bool(_SWITCHED.search(text)) and not _MORE_THAN_ONE_CLAUSE.search(text)
 
 
 def _strong_past(text: str) -> bool:
@@ -279,7 +367,14 @@ INSTRUCTION = _rx(
     r"recommend|include|add|format|explain|start|keep)",
     r"(?:answer|reply|respond|talk|write|speak) (?:to me )?in (?:english|chinese|mandarin|french|german|spanish|"
     r"japanese|plain|simple|short|bullet)",
-    r"when(?:ever)? you (?:explain|answer|reply|respond|write|show|give|suggest|recommend|summari[sz]e)",
+    r"when(?:ever)? you (?:explain|answer|reply|respond|write|show|give|suggest|recommend|summari[sz]e|compare|"
+    r"list|describe|review|present|format|translate|cite|quote|draft|plan|book|schedule|pick|choose|refer|talk|"
+    r"mention|send|propose|outline|walk me|teach|quiz|correct|edit|rewrite|proofread)",
+    # Conditions on the user's own turns are standing rules: "... when I ask about finance", "only if I ask".
+    r"(?:when(?:ever)?|if|unless|every time|each time|any time|anytime) I (?:ask|write|send|message|mention|"
+    r"share|paste|type|talk|bring up|say)",
+    r"^(?:please )?keep (?:your |the |my |all |any |it |things )?(?:answers|replies|responses|explanations|"
+    r"summaries|messages|emails|code|comments|examples|tone|it|things)\b",
     r"when \w+ing\b[^,.]{0,30}\bfor me", r"in general,? (?:give|tell|show|answer|keep)",
     r"(?:don't|do not|never) (?:ever )?(?:call me|use emojis?|recommend|suggest|send me|give me|remind me)",
     r"(?:don't|do not|never) (?:book|schedule|ping|call|message|email|text|wake|bother|disturb) me",
@@ -289,16 +384,17 @@ INSTRUCTION = _rx(
     r"(?:I want|I'd like|I would like) (?:all |every |my |your |you to always |answers|responses|replies|dates|"
     r"numbers|code)",
     r"be (?:blunt|direct|honest|brief|concise|straight|gentle|patient) with me",
-    r"(?:your|the) (?:answers|replies|responses|explanations|summaries|tone)\b", r"for me\s*[.!]?\s*$",
+    r"(?:your|the) (?:answers|replies|responses|explanations|summaries|tone)\b",
     r"(?:write|talk|speak|explain) (?:to|for) me", r"(?:you write|you send|you draft|you suggest|you recommend)",
     r"(?:in|for) my (?:emails?|messages?|docs|documents|code|reports?|slides|notes)",
     r"(?:请|以后|今后)?(?:一直|总是|始终|永远|都|统一)用(?:中文|英文|英语|简体|繁体|普通话)",
-    r"用(?:中文|英文|英语)回复",
+    r"用(?:中文|英文|英语)回复", r"(?:回答|回复|答复|解释|总结)(?:里|中|时|的时候)",
     r"(?:回答|回复|答复|解释|总结)[^。！!？?]{0,8}(?:请|尽量|不要|别|一律|统一|都)",
     r"(?:文档|代码|回复|回答|邮件|报告|注释|总结|翻译)[^。，,]{0,10}请", r"请(?:用|尽量|不要|别|少|多|始终|一直|务必)",
     r"(?:别|不要|不用)(?:给我|跟我|向我|再给我)(?:推荐|推|发|讲|说)",
     r"给我(?:发|写|推|做|整理|准备|推荐)?的[^。]{0,12}(?:别|不要|一律|都用|请用|统一|尽量)",
-    r"(?:别|不要|不用)(?:安排|打扰|约|找|叫|打电话给|发消息给)", r"(?:请|你|就|以后|直接|可以)(?:叫我|称呼我)",
+    r"(?:别|不要|不用)(?:安排|打扰|约|找|叫|打电话给|发消息给)",
+    r"(?:别|不要)(?:给我)?(?:发|打)(?:语音|视频|电话)", r"(?:请|你|就|以后|直接|可以)(?:叫我|称呼我)",
     r"^(?:叫我|称呼我)", r"(?:跟|和|对|给)我(?:说话|聊天|讲话|沟通|解释|写|讨论|介绍)",
     r"(?:讲|解释|说|写|回答|介绍|教)[^。，,]{0,6}的时候", r"(?:推荐|安排|订|规划|选)[^。，,]{0,8}的时候",
     r"优先(?:考虑|选|推荐|用|安排)",
@@ -320,12 +416,16 @@ PREFERENCE = _rx(
     r"(?:my|the) favou?rite", r"my go-?to", r"(?:is|are) my (?:weakness|thing|jam|favou?rite)",
     r"works? (?:way |much |a lot )?better for me", r"better for me", r"I work best", r"my best work",
     r"my most productive", r"I (?:find|think) \w+ (?:easier|better|nicer)", r"helps? me (?:focus|relax|sleep|"
-    r"think|concentrate|unwind|wake up)", r"makes? me (?:anxious|nervous|happy|uncomfortable|sick)",
+    r"think|concentrate|unwind|wake up|fall asleep|wind down|calm down|get going|stay focused|switch off)",
+    r"I find (?:\w+ ){1,3}(?:much |way |a lot |far |so |really )?(?:easier|better|nicer|harder|clearer|"
+    r"more (?:readable|comfortable|relaxing|fun|useful)|annoying|boring|relaxing|soothing|calming|distracting)",
+    r"(?:is|are|'s) (?:what|all|the only thing) I (?:ever |usually |always |really )?(?:drink|eat|use|wear|"
+    r"listen to|read|watch|order|buy|play|cook)", r"makes? me (?:anxious|nervous|happy|uncomfortable|sick)",
     r"the \w+er the better", r"how I roll", r"nothing beats", r"can't beat", r"there's nothing like",
     r"(?:can't|cannot) get enough", r"no contest", r"I'?m (?:a )?(?:vegetarian|vegan|pescatarian)",
     r"I'm (?:not )?a (?:morning|night) person", r"more of an? \w+ person", r"I'm an? \w+ person", r"night owl",
     r"early bird", r"(?:is|are) for \w+,? not", r"if (?:at all )?possible",
-    r"^[^,.;]{1,40},\s*please\b", r",\s*(?:always|never \w+)\b", r",\s*ever\s*[.!]?\s*$",
+    r"^[^,.;]{1,40},\s*please\b", r",\s*(?:always|never (?!mind\b)\w+)\b", r",\s*ever\s*[.!]?\s*$",
     r"(?:every time|any day|all day long)\s*[.!]?\s*$", rf"^(?!(?:{_NOT_A_CHOICE})\b)\w+(?: \w+)? over \w+",
     r"我?(?:很|最|比较|更|特别|挺|还是|一向|真的|超)?(?:喜欢|爱吃|爱喝|爱看|爱玩|爱听)", r"不喜欢", r"不爱",
     r"偏好", r"偏向", r"偏爱", r"更愿意", r"宁愿", r"宁可", r"讨厌", r"受不了", r"接受不了", r"忍不了", r"受够",
@@ -337,6 +437,40 @@ PREFERENCE = _rx(
     r"才(?:好吃|好喝|好看|好听|舒服|对味|过瘾)", r"好吃", r"好喝", r"最(?:好|棒|香)的", r"最爱", r"口味",
     r"顺手", r"直接[^。]{0,10}就(?:好|行|可以)", r"尽量", r"我更容易", r"夜猫子",
     r"(?:does|do) (?:nothing|it|wonders) for me", r"that's (?:just )?my (?:rule|thing|style|way)",
+    # Verdicts said of oneself: "a hard no for me", "not my cup of tea", "drives me crazy", "easiest for me".
+    r"for me\s*[.!]?\s*$", r"(?:a )?(?:hard|firm|big) (?:no|pass|yes)\b", r"deal-?breakers?", r"no-go",
+    r"(?:is|are|'s|'re) (?:just )?not for me", r"(?:a )?must(?:-have)? for me", r"(?:not )?my cup of tea",
+    r"(?:is|are|'s|'re) (?:just )?my (?:comfort food|guilty pleasure|happy place|kind of \w+|type|style|scene|vibe)",
+    r"(?:isn't|aren't|is not|are not|not) (?:really |just |exactly )?my (?:thing|scene|style|type|vibe|jam|kind of)",
+    r"that's (?:just )?my (?:routine|habit|ritual|jam|vibe|preference|default|style)",
+    r"my (?:daily |morning |evening |usual |weekly |bedtime )?(?:routine|ritual)\s*[.!]?\s*$",
+    r"(?:easiest|easier|clearer|clearest|simplest|simpler|nicer|nicest|quicker|faster|more comfortable|"
+    r"most comfortable|more readable) for me",
+    r"(?:is|are) a (?:pain|nightmare|drag|chore|joy|treat) (?:to|for me)", r"(?:tastes?|smells?) [^.,;]{1,30} to me",
+    r"feels? (?:\w+ )?(?:better|nicer|worse) than", r"hands down", r"(?:any|every) (?:day|time) of the week",
+    r"(?:a|such a) sucker for", r"(?:can't|cannot|could never) (?:live|do|function) without", r"I swear by",
+    r"(?:I'm|I am) (?:obsessed with|hooked on|addicted to|picky about)",
+    r"(?:drives?|driving) me (?:crazy|nuts|mad|insane|bonkers|up the wall|round the bend)",
+    r"gets? on my nerves", r"(?:bugs?|annoys?|irritates?|frustrates?|grosses|freaks) me\b", r"(?:puts|turns) me off",
+    r"(?:kills?|ruins?|wrecks?|boosts?) my (?:productivity|focus|mood|day|sleep|concentration|appetite)",
+    r"I'?d (?:pick|choose|take|go for) (?:\w+ ){1,4}over\b", r"just (?:text|email|message|ping|dm|slack) me",
+    # How the user works best: "I can't focus in open offices", "I'm more productive with music on".
+    r"I (?:can't|cannot|can never) (?:focus|sleep|work|concentrate|think|relax|function)",
+    r"I (?:focus|sleep|think|work|concentrate) (?:much |way )?(?:better|best)",
+    r"my most (?:productive|focused|creative)",
+    r"I'm (?:more|most|less|much more) (?:productive|focused|creative|comfortable|relaxed) (?:with|when|in|at|if)",
+    r"I'm (?:happiest|most relaxed|most comfortable|at my best)",
+    r"不(?:太|怎么|大|咋|常|爱)(?:吃|喝|抽|看|用|玩|听|穿|去|坐|喜欢|习惯|碰|感冒)", r"(?:吃|喝)不下",
+    r"(?:看|听)不下去",
+    r"(?:吃|喝)[^，。,]{0,4}不太?行", r"不加(?:糖|奶|冰|辣|葱|香菜)", r"我(?:吃|喝|用|穿|睡|看|听)[^，。,]{0,6}"
+    r"(?:一定要|必须|非得|都要|总要)", r"(?:最|特别|真)怕", r"(?<![恐哪不])怕(?:冷|热|辣|吵|晒|麻烦|疼|黑|狗|虫)",
+    r"能不[^，。,]{1,6}就不", r"离不开", r"(?:是|算)我的(?:最爱|菜|命)", r"不是我的菜", r"(?:烦|讨厌|受不了)死了",
+    r"我是[^，。,！!]{1,6}党", r"我是[^，。,！!]{0,8}(?:控|迷|粉|依赖者|爱好者|发烧友)(?=\s*[，。,！!]|\s*$)",
+    # Wishes about form: "数字最好用阿拉伯数字", "要是能附上出处，我会更放心", "美式就好".
+    r"最好(?:用|别|不要|能|都|每|是|加|附|标|写|给|带|先|少|多|直接|简短|控制)",
+    r"(?:我会|会让我)(?:更|比较)?(?:放心|安心|舒服|开心|满意|踏实|省心)", r"(?:要是|如果|假如)能[^。]{0,30}"
+    r"(?:就好|更好|会更|最好)", r"(?:(?!你|一下|再)[^，。,！!？?]){1,10}就(?:好|行|可以)了?(?=\s*[，。,！!]|\s*$)",
+    r"有事(?:直接|请|就|先)",
 )
 
 # --- decision -----------------------------------------------------------------------------------------
@@ -346,12 +480,27 @@ DECISION = _rx(
     r"(?:decided|chose|chosen|picked|settled on|agreed to|agreed on|opted|went with|voted)",
     r"(?:we|I|they|the team|everyone|we all|all) (?:\w+ )?agreed", r"decided (?:to|on|that|against)",
     r"^decided\b", r"decision (?:is|was) (?:to|made)", r"decision\s*:", r"it'?s decided", r"final answer",
+    r"final (?:call|decision|verdict|word|pick|choice|plan)", r"^verdict\s*:",
+    r"(?:it's|that's|it is|that is) (?:settled|final|a done deal)", r"done deal",
+    r"(?:is|are) (?:now )?(?:final|settled|locked in|official)\b", r"made up (?:my|our|their) minds?",
+    r"(?:my|our) minds? (?:is|are) made up",
+    r"(?:we|I|they|the team)(?: have|'ve)? (?:scrapped|ditched|abandoned|shelved|axed|nixed|binned|canned)",
+    r"(?:went|go|going) all[- ]in on", r"pull(?:ed|ing)? the plug on", r"green-?lit",
     # "Let's go with", "let's push the launch"; not "let's see", "let's grab lunch".
     r"let'?s (?!(?:see|grab|get|talk|chat|think|have|play|eat|catch|meet|hang|continue|start over|go(?! with| for))\b)"
     r"\w+",
     r"(?:going|go|goes) with", r"settled on", r"opted for", r"(?:picked|chose) \w+(?: \w+)? over", r"stick with",
     r"go ahead with", r"standardi[sz](?:e|ed|ing) on", r"switch(?:ed|ing)? (?:\w+ ){0,3}to",
-    r"(?:moving|move|moved|migrat(?:e|ing|ed)) (?:\w+ ){0,3}(?:from|to)", r"roll(?:ing|ed)? (?:\w+ )?out",
+    r"(?:moving|move|moves|moved|migrat(?:e|es|ing|ed)) (?:\w+ ){0,3}(?:from|to)",
+    # Settings and plans stated as the new state: "budget is capped at $15k", "bedtime is now 8:30".
+    r"(?:is|are|'s|will be) (?:now )?(?:capped|frozen|raised|lowered|reduced|increased|moved|pushed|postponed|"
+    r"delayed|rescheduled) (?:at|to|until|for|back)",
+    rf"(?:is|are) now (?:(?:at )?\d{{1,2}}(?::\d\d| ?[ap]m)|on (?:{_DAY})s?|every|only|due|mandatory|required|"
+    r"optional|banned|weekly|monthly|daily|biweekly)\b",
+    r"(?:taking|accepting|declining|turning down|took|accepted|declined|turned down) (?:the|that|this|their) "
+    r"(?:\w+ ){0,2}(?:offer|job|deal|position|role|apartment|flat|house|contract)",
+    r"^no more\b(?! than)", r"(?:that's|this is|it's|is) (?:the|our|my) new (?:rule|policy|plan|normal|default)\b",
+    r"^new (?:rule|policy|plan)\s*:", r"roll(?:ing|ed)? (?:\w+ )?out",
     r"from now on", r"from here on", r"going forward", r"moving forward", r"from today", r"for good",
     r"from (?:this|next) (?:week|month|quarter|year|sprint|release)",
     r"starting (?:in|from|next|on|this|today|tomorrow|monday|january|may)", r"no longer",
@@ -363,21 +512,23 @@ DECISION = _rx(
     r"(?:we|they|the team)(?:'ll| will| are going to|'re going to) (?!be\b)\w+", r"we(?:'re| are) going to use",
     r"(?:we|I)(?:'ll| will) (?:use|go|switch|move|stick|adopt)", r"I'll (?:take|go with|pick|choose|book|buy)",
     r"(?:I'm|I am|we're|we are|I'll|we'll) (?:going back to|moving to|starting)",
+    r"(?:I'm|I am|we're|we are) (?:going to|gonna) (?:stop|start|quit|switch|move|use|learn|buy|sell|cancel|drop|"
+    r"keep|go with|hire|rent|build|rewrite|migrate|launch|skip|leave|retire|replace|adopt)\b",
     r"(?:I'm|I am|we're|we are) (?:done with|deleting|quitting|leaving|closing)",
     r"(?:we're|we are|I'm|I am|we've|I've) (?:not|no longer) (?:renewing|going|hiring|using|buying|continuing|"
     r"extending|moving|doing|taking|accepting|supporting|offering|shipping)",
-    r"next (?:year|month|quarter|semester|spring|summer|fall|autumn|winter)\b[^.]*\b(?:I'm|I am|we're|we are|"
+    r"next (?:year|month|quarter|semester|spring|summer|fall|autumn|winter)\b[^.]{0,80}\b(?:I'm|I am|we're|we are|"
     r"I'll|we'll|I will|we will)\b",
-    r"(?:is|are) now [^,.]+,? not",
+    r"(?:is|are) now [^,.]{0,60},? not",
     # Orders about a setting are decisions; orders about the text at hand ("redo that last table") are not.
     r"^(?:ok,? |so,? |please |then |alright,? )?(?:change|set|bump|raise|lower|increase|decrease|reduce|switch|"
-    r"move|rename|update|make|extend|shorten|cap|limit)\b[^.?]*\bto\b",
+    r"move|rename|update|make|extend|shorten|cap|limit)\b[^.?]{0,80}\bto\b",
     r"^(?:ok,? |so,? |please |then |alright,? )?(?:cap|limit|freeze|pause|disable|enable|turn (?:off|on)|"
     r"deprecate|sunset|archive|lock|double|halve|postpone|delay|cancel|schedule|rename|drop)\b"
-    r"(?![^.?]*(?:\b(?:this|that|these|those)\b(?! (?:quarter|week|month|year|sprint|release|time))"
+    r"(?![^.?]{0,80}(?:\b(?:this|that|these|those)\b(?! (?:quarter|week|month|year|sprint|release|time))"
     r"|\b(?:above|below|last)\b))",
     r"(?:goes|go|going|is going|moves|changes|changed|change|bumped|raised|lowered|increased|decreased|reduced|"
-    r"cut|extended|shortened) (?:\w+ ){0,3}from\b[^.]*\bto\b",
+    r"cut|extended|shortened) (?:\w+ ){0,3}from\b[^.]{0,60}\bto\b",
     r"决定", r"定为", r"定成", r"(?<![一确固稳肯规预约否])定了", r"定下", r"定在", r"就这么定", r"就定", r"敲定",
     r"选定", r"拍板", r"就这样吧", r"最(?:后|终)(?:买|选|定|决定|用|挑)", r"就(?:用|选|报|买|订|定|按)", r"选了",
     r"改成", r"改为", r"改用", r"改在", r"改到", r"改去", r"换成", r"换到", r"换用", r"开始用", r"替代", r"取代",
@@ -387,11 +538,23 @@ DECISION = _rx(
     r"(?:^|[，,。；;：:\s])(?:以后|今后)", r"(?:以后|今后)(?:都|就|统一|一律|每|改|不)",
     r"从(?:今天|现在|下周|下个月)(?:起|开始)", r"从[^，。,]{1,8}(?:开始|起)",
     r"(?:下个?(?:版本|月|周|季度|学期)|今年|明年|今天|明天|本月|这个月|本周|这周|下半年|年后|节后)(?:起|开始)",
-    r"起改", r"不再", r"统一(?!了)", r"打算", r"准备(?:把|从|换|改|用|开始)", r"不要了", r"取消了", r"砍掉",
-    r"砍了", r"暂停", r"先不(?:做|上|搞|买|招)", r"不做了", r"不买了", r"不去了",
+    r"起改", r"不再", r"统一(?!了)", r"打算", r"准备(?:把|从|换|改|用|开始|辞职|离职|跳槽|买|卖|搬|报|考|学|转|退)",
+    r"不要了", r"取消了", r"砍掉", r"砍了", r"暂停", r"先不(?:做|上|搞|买|招)", r"不做了", r"不买了", r"不去了",
+    # Dropping, replacing and handing over: "我们放弃了自研推送", "我换了一家健身房", "客服改由外包团队接".
+    r"不再?(?:做|搞|用(?!担心|管|急|谢|客气)|买|招|续|投)[^，。,！!？?吗]{1,10}了", r"放弃(?:了|掉)", r"弃用",
+    r"停用", r"转用", r"改走", r"改由", r"转由", r"退(?:掉|订|租)", r"转(?:学|岗|行|专业)",
+    r"(?<![交兑转替轮])换了(?!一下|吗|吧|呢)", r"(?:租|买|订|签|拿|盘)下(?:来)?了",
+    r"先(?:用|买|租|试|上)[^，。,]{1,10}[，,](?:等|看|回头|以后|之后)",
+    r"(?:下个?版本|新版本?|以后|今后|明年|下个?月|下周)[^，。,]{0,6}(?:去掉|移除|删掉|下掉|加上|取消|上线|不再?支持)",
+    # A change of amount: "零花钱从每周 20 块涨到 30 块".
+    r"从[^。，,；;]{1,15}(?:涨|加|增|减|降|升|提|调|改|换|缩|延|扩|砍|压|挪|搬)[^。，,；;到]{0,3}到",
 )
 # Too weak to beat a stated like or dislike: "I don't like calls; text me instead" is a preference.
-WEAK_DECISION = _rx(r"instead of", r"instead", r"rather than", r"那就")
+WEAK_DECISION = _rx(
+    r"instead of", r"instead", r"rather than", r"那就",
+    # "这次团建就去莫干山": a plan settled on, unless "马上就去" or "我这就去" (said in passing).
+    r"(?<![上这早也才都])就(?:去|办|住|租|搬|请|找|这么办|交给)",
+)
 
 # --- health, safety, security, identity ----------------------------------------------------------------
 
@@ -403,8 +566,11 @@ HEALTH = _rx(
     r"antidepressants?", r"dialysis", r"intoleran(?:t|ce)", r"disorder", r"takes? \w+ (?:pills?|tablets?)",
     r"blood thinners?", r"aspirin", r"warfarin", r"metformin", r"ibuprofen", r"paracetamol", r"acetaminophen",
     r"statins?", r"antibiotics?", r"levothyroxine", r"lisinopril", r"sertraline", r"fluoxetine",
+    r"adhd", r"autis(?:m|tic)", r"migraines?", r"bipolar", r"ptsd", r"(?:clinical |severe |mild )?depression",
+    r"(?:my |a )?(?:therapist|psychiatrist)", r"stents?",
     r"过敏", r"糖尿病", r"胰岛素", r"血压", r"哮喘", r"癫痫", r"心脏病", r"起搏器", r"病史", r"血型", r"怀孕",
-    r"孕期", r"慢性", r"抑郁症", r"不耐受", r"乳糖不耐", r"手术", r"\d+\s*毫克", r"阿司匹林", r"华法林",
+    r"孕期", r"慢性", r"抑郁症", r"(?:轻度|中度|重度)抑郁", r"焦虑症", r"偏头痛", r"心理(?:咨询|医生|治疗)",
+    r"精神科", r"心脏支架", r"不耐受", r"乳糖不耐", r"手术", r"\d+\s*毫克", r"阿司匹林", r"华法林",
     r"二甲双胍", r"布洛芬", r"抗生素", r"降压药", r"(?:吃|服|用|开|拿|备|抹|涂|停)药", r"药(?:物|片|丸|膏)",
     r"[的种]药(?![店企厂房])", r"(?:吃|服)(?:一|两|二|三|半|\d+)(?:片|粒|颗|支)",
 )
@@ -436,15 +602,25 @@ _INTRODUCTION = re.compile(r"^(?:hi,? |hello,? )?I'?m [A-Z][a-z]+(?: [A-Z][a-z'-
 
 # --- temporary ----------------------------------------------------------------------------------------
 
+_MOOD_WORD = (
+    r"tired|sleepy|exhausted|bored|hungry|grumpy|stressed|sick|annoyed|cranky|busy|sad|happy|excited|nervous|"
+    r"anxious|cold|hot|thirsty|sore|drained|burnt out|burned out|overwhelmed|frustrated|lazy|meh|down|off|"
+    r"starving|freezing|wiped|knackered|beat|fried|wrecked|shattered|dead|toast|spent|done|zonked|wired|"
+    r"hangry|jet-?lagged|hungover|miserable|fed up|over it"
+)
 MOOD = _rx(
-    r"(?:so|very|really|kinda|kind of|a bit|a little|super|pretty|totally|feeling|feel|I'm|I am|getting) "
-    r"(?:tired|sleepy|exhausted|bored|hungry|grumpy|stressed|sick|annoyed|cranky|busy|sad|happy|excited|"
-    r"nervous|anxious|cold|hot|thirsty|sore|drained|burnt out|overwhelmed|frustrated|lazy|meh|down|off|"
-    r"starving|freezing|wiped|knackered|beat)",
+    rf"(?:so|very|really|kinda|kind of|a bit|a little|super|pretty|totally|completely|absolutely|utterly|"
+    rf"feeling|feel|I'm|I am|getting) (?:\w+ly )?(?:{_MOOD_WORD})",
+    r"(?:my )?(?:brain|head|back|feet|eyes)(?:'s| is| are| feels?) (?:\w+ )?(?:fried|mush|pounding|spinning|"
+    r"killing me|exploding|dead|done|aching|sore|melting)",
     r"I'm (?:starving|freezing|exhausted|knackered|wiped out|beat)", r"don't mind me", r"^ugh\b", r"^meh\b",
     r"I'm feeling", r"in a (?:good|bad|great|weird) mood",
-    r"好累", r"累死", r"累了", r"困", r"好烦", r"有点烦", r"烦死", r"饿", r"无聊", r"不想干活", r"心情", r"续命",
-    r"头疼", r"头痛", r"郁闷", r"崩溃了", r"好开心", r"难受", r"emo", r"摸鱼",
+    r"好累", r"累死", r"累了", r"困(?![难境扰惑])", r"好烦", r"有点烦", r"烦死", r"饿", r"无聊", r"不想干活",
+    r"心情", r"续命", r"头疼", r"头痛", r"郁闷", r"崩溃了", r"好开心", r"难受", r"emo", r"摸鱼",
+    r"(?:整个人|人)(?:都|已经|快)?(?:麻|废|傻|懵|晕|蒙|裂开|不行|不好)了", r"[累困饿烦]了", r"麻了", r"懵了",
+    r"裂开", r"心累", r"头大", r"刚(?:睡醒|起床|醒)", r"不舒服", r"脑子(?:还)?(?:没转|不转|转不动|不够用|一团浆糊|懵)",
+    r"(?:好|太|真|超|有点|特别|巨|贼)(?:忙|累|困|饿|烦|冷|热|闷|无聊)(?![闹情门心衷爱点度水碌])",
+    r"(?:累|困|饿|热|冷|烦|笑|气|忙|吓)死(?:我|人)?了", r"(?:要|快)(?:累|困|饿|热|冷)死",
 )
 # Moods are said in a few words; in a longer sentence a mood word is incidental.
 SHORT = 40
@@ -463,21 +639,40 @@ AWAY = _rx(
     r"heading (?:out|to|home|off)", r"grabbing", r"stepping (?:out|away)", r"be back in",
     r"back in \d+ ?(?:min|minutes|mins|sec)", r"(?:going to|gonna) (?:grab|get|go|head|take a|bed|sleep|the gym)",
     r"(?:I'm|I am) (?:in a meeting|on my way|on a call|driving|at lunch|stuck in traffic|running late|back)",
-    r"^(?:on a call|in a meeting|driving|at the gym|busy)\b", r"talk (?:to you )?later",
+    r"^(?:on a call|in a meeting|driving|at the gym|busy|stuck in traffic|on my way|running late|on the (?:train|bus)|"
+    r"at work|at lunch)\b", r"talk (?:to you )?later",
     r"(?:text|call|ping|message) me later", r"one sec", r"hold on", r"let me (?:think|check|see)",
     r"一会儿?(?:聊|说|见|回)", r"(?:晚上|晚点|回头|明天|下午|待会|等会)(?:聊|说|见|再聊)", r"回聊", r"先忙", r"先走",
     r"先撤", r"下班", r"去开个?会", r"吃饭去", r"去吃个?饭", r"在路上", r"来了来了", r"接个电话", r"回个电话",
-    r"稍等", r"等我一下",
+    r"稍等", r"等我一下", r"talk soon", r"be right there", r"omw", r"get back to you",
+    r"in a (?:bit|sec|second|minute|min|moment)\b",
+    r"running (?:\d+ ?(?:min|mins|minutes) |a (?:bit|little) |a few (?:min|mins|minutes) )?late",
+    r"先(?:下线|溜|睡|闪)", r"(?:will |'ll )?(?:reply|respond|get back to you|answer|text you|call you) later",
+    r"^(?:just )?(?:landed|got home|got back|got in|woke up|arrived)\b",
+    r"(?:I'm|I am) (?:at|in) the (?:dentist|doctor|gym|office|airport|station|hospital|store|shop|supermarket|bank|"
+    r"vet|hairdresser|barber|pharmacy|car|train|bus|cafe|pub)\b",
+    r"晚点回你?", r"(?:^|我|正)在忙", r"忙完(?:再|了)",
+)
+# Sighs and remarks on the weather or the day ("哎，又下雨了", "ugh, rain again"): asides when they are short.
+ASIDE = _rx(
+    r"^(?:哎|唉|哎呀|哎哟|唉呀|哇|哇塞|天哪|天啊|我去|卧槽|我靠|啊啊|呜呜|救命)",
+    r"^(?:ugh+|argh|urgh|ouch|oof|sigh|phew|yikes|aw+|oh no|oh man|oh well|damn|dang|geez|jeez|welp|whew|bah|"
+    r"bleh|blah|gah)\b",
+    r"又(?:是|[^，。,！!？?]{1,6}了)", r"(?:下|在下)(?:雨|雪)了",
+    r"(?:好|太|真|超)(?:热|冷|闷|晒)(?![闹情门心衷爱点度水])",
+    r"(?:rain|snow|raining|snowing|pouring) again", r"so (?:hot|cold|humid|windy|rainy) (?:today|out|outside)",
 )
 ACTIVITY = _rx(
     r"never ?mind", r"nvm", r"forget it", r"found it", r"right now", r"at the moment", r"for now", r"tonight",
     r"this (?:morning|afternoon|evening)", r"today", r"again", r"you know me", r"just kidding", r"jk",
     r"^(?:lol|lmao|haha\w*|hehe|omg|wow|ugh|hmm+)\b", r"^(?:good )?(?:morning|evening|night|afternoon)\s*[!,.]",
     r"^(?:hi|hey|hello|yo)\b\s*[!,]",
-    r"^(?:that's|that is|this is|so|how|lol,? that's) (?:so )?(?:hilarious|funny|cool|great|awesome|amazing|"
-    r"nice|wild|crazy|cute|sad|annoying|weird|interesting|true|fair)",
-    r"一会儿?", r"待会", r"等会", r"等一下", r"等下", r"等等", r"晚点", r"改天", r"先去", r"马上", r"来了",
+    r"^(?:(?:ha|haha|lol|oh|wow|omg|man)[,!]? )?(?:that's|that is|this is|so|how) (?:so )?(?:hilarious|funny|cool|"
+    r"great|awesome|amazing|nice|wild|crazy|cute|sad|annoying|weird|interesting|true|fair)",
+    r"一会儿?", r"待会", r"等会", r"等一下", r"等下", r"等等", r"晚点", r"改天", r"先去", r"马上",
+    r"(?<![下起出回进上过])来了",
     r"算了", r"不用了", r"^(?:谢谢|多谢|感谢|谢啦|thanks|thank you|thx)",
+    r"^(?:sorry|oops|whoops|my bad)\b", r"I meant\b", r"typo",
     r"回来再说", r"再说吧", r"我想想", r"让我想想", r"我考虑一下", r"考虑考虑",
     r"我(?:现在)?在(?:地铁|公交|路上|车上|开会|外面|机场|高铁|飞机|排队|加班)",
     r"现在在", r"正在", r"今天", r"今晚", r"又是", r"^哈哈", r"^嘿",
@@ -497,7 +692,7 @@ def _kind(text: str) -> Kind:
     if _is_small_talk(text) or ERRAND.search(text):
         return Kind.TEMPORARY
     if _strong_past(text):
-        return Kind.EPISODE
+        return Kind.DECISION if _switch_with_a_date(text) else Kind.EPISODE
     if INSTRUCTION.search(text):
         return Kind.PREFERENCE
     if DECISION.search(text):
@@ -516,6 +711,8 @@ def _kind(text: str) -> Kind:
     if WEAK_DECISION.search(text):
         return Kind.DECISION
     if mood or REQUEST.search(text) or AWAY.search(text) or ACTIVITY.search(text):
+        return Kind.TEMPORARY
+    if len(text) <= SHORT and ASIDE.search(text):
         return Kind.TEMPORARY
     if _narrative(text):
         return Kind.EPISODE

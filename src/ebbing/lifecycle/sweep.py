@@ -21,8 +21,7 @@ from ebbing.model import Event, MemoryRecord, Tier, when
 from ebbing.retention.base import PRIORITIES
 from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.retention.config import DAY, RetentionConfig
-from ebbing.store.base import SweepRows
-from ebbing.store.sqlite import SQLiteStore
+from ebbing.store.base import FullStore, SweepRows
 
 RANK = {Tier.HOT: 0, Tier.WARM: 1, Tier.COLD: 2, Tier.TRASH: 3}
 _RANK_OF_NAME = {tier.value: rank for tier, rank in RANK.items()}
@@ -82,7 +81,7 @@ def reasons(composite: Composite, config: RetentionConfig, rows: SweepRows, now:
 
 
 class Sweeper:
-    def __init__(self, store: SQLiteStore, archive: Archive, config: RetentionConfig, tenant: str, actor: str) -> None:
+    def __init__(self, store: FullStore, archive: Archive, config: RetentionConfig, tenant: str, actor: str) -> None:
         self.store, self.archive, self.config = store, archive, config
         self.composite = Composite(config)
         self.tenant, self.actor = tenant, actor
@@ -168,7 +167,7 @@ class Sweeper:
         })
 
 
-def archive_records(store: SQLiteStore, archive: Archive, tenant: str, seqs: list[int], events: list[Event],
+def archive_records(store: FullStore, archive: Archive, tenant: str, seqs: list[int], events: list[Event],
                     at: float) -> None:
     """Move live records into the archive: one file per month of creation, each noted before it is written
     and indexed in the transaction that takes its records out of the store."""
@@ -186,7 +185,7 @@ def archive_records(store: SQLiteStore, archive: Archive, tenant: str, seqs: lis
                            [e for e in events if e.memory_id in ids], at)
 
 
-def out_of_archive(store: SQLiteStore, archive: Archive, tenant: str, ids: list[str], target: Tier, at: float,
+def out_of_archive(store: FullStore, archive: Archive, tenant: str, ids: list[str], target: Tier, at: float,
                    events: list[Event], terms_for: Any) -> list[MemoryRecord]:
     """Bring archived records back into the store as `target` (warm, or trash), rewriting each file they
     leave. `terms_for(record)` gives keyword terms for live targets. Returns the records moved."""

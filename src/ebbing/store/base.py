@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ebbing.model import Event, MemoryRecord, Scope
+from ebbing.model import Event, MemoryRecord, Scope, Tier
 from ebbing.retention.base import RecordBatch
 
 
@@ -78,10 +78,16 @@ class SealedSecret:
 
 
 class Store(Protocol):
-    def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event]) -> None:
-        """Add records (with their embedding set) and their events in one transaction."""
+    """Records, their indexes and the audit log: what `add`, `search` and the record views need."""
 
-    def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event]) -> None:
+    def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event], *,
+               facts: Sequence[FactRow] = (), closings: Sequence[Closing] = (),
+               secrets: Sequence[SealedSecret] = ()) -> None:
+        """Add records (with their embedding set), their events, facts, closed facts and sealed secrets in
+        one transaction."""
+
+    def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
+                secrets: Sequence[SealedSecret] = ()) -> None:
         """Write a changed record; `terms` None means the text and vector did not change."""
 
     def get(self, tenant: str, memory_id: str) -> MemoryRecord | None: ...
@@ -116,3 +122,82 @@ class Store(Protocol):
     def set_meta(self, key: str, value: str) -> None: ...
 
     def close(self) -> None: ...
+
+
+class TierStore(Protocol):
+    """Moving records between tiers inside the store, and erasing them."""
+
+    def sweep_rows(self, tenant: str, user_id: str | None, source: str, after: int, limit: int,
+                   window: tuple[int, int, int] | None = None) -> SweepRows | None: ...
+
+    def demote(self, tenant: str, moves: Sequence[tuple[int, str | None, Tier]], events: Sequence[Event],
+               at: float) -> None: ...
+
+    def promote(self, tenant: str, memory_id: str, to: Tier, terms: list[str] | None,
+                events: Sequence[Event]) -> None: ...
+
+    def seq_of(self, tenant: str, memory_id: str) -> int | None: ...
+
+    def where_held(self, tenant: str, ids: Sequence[str]) -> dict[str, tuple[Tier, bool]]: ...
+
+    def expired_trash(self, tenant: str, before: float, user_id: str | None = None) -> list[str]: ...
+
+    def user_ids(self, tenant: str, user_id: str | None) -> tuple[list[str], list[str]]: ...
+
+    def purge(self, tenant: str, ids: Sequence[str], events: Sequence[Event]) -> None: ...
+
+    def scrub(self) -> None: ...
+
+    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event]) -> None: ...
+
+    def add_events(self, tenant: str, events: Sequence[Event]) -> None: ...
+
+    def events_since(self, tenant: str, types: Sequence[str], since: float) -> list[Event]: ...
+
+
+class ArchiveIndex(Protocol):
+    """Which archive file holds each cold record, and the intent log of file changes."""
+
+    def intent(self, file: str, state: str) -> None: ...
+
+    def intents(self) -> list[tuple[str, str]]: ...
+
+    def clear_intent(self, file: str) -> None: ...
+
+    def archive_move(self, tenant: str, file: str, seqs: Sequence[int], events: Sequence[Event],
+                     at: float) -> None: ...
+
+    def cold(self, tenant: str, ids: Sequence[str]) -> dict[str, tuple[str, int, dict[str, Any]]]: ...
+
+    def cold_files(self, tenant: str, user_id: str | None, *, every_user: bool = False) -> dict[str, list[str]]: ...
+
+    def set_cold_flags(self, tenant: str, memory_id: str, flags: dict[str, Any], events: Sequence[Event]) -> None: ...
+
+    def replace_file(self, tenant: str, old: str, new: str | None, leaving: Sequence[str],
+                     reinstated: Sequence[tuple[MemoryRecord, int, list[str] | None]], events: Sequence[Event],
+                     at: float) -> None: ...
+
+
+class FactStore(Protocol):
+    """Facts and their timelines, sealed secrets, and the session views consolidation and context use."""
+
+    def current_facts(self, tenant: str, user_id: str | None) -> list[FactRow]: ...
+
+    def user_facts(self, tenant: str, user_id: str | None) -> list[FactRow]: ...
+
+    def timeline(self, tenant: str, root: str) -> list[FactRow]: ...
+
+    def facts_of(self, tenant: str, memory_ids: Sequence[str]) -> list[FactRow]: ...
+
+    def sealed(self, tenant: str, memory_id: str) -> list[SealedSecret]: ...
+
+    def essentials(self, tenant: str, user_id: str | None, limit: int) -> list[MemoryRecord]: ...
+
+    def session_turns(self, tenant: str, user_id: str | None, session_id: str, *, unconsolidated: bool,
+                      limit: int = 100_000) -> list[MemoryRecord]: ...
+
+    def mark_consolidated(self, tenant: str, ids: Sequence[str], summary_id: str) -> None: ...
+
+
+class FullStore(Store, TierStore, ArchiveIndex, FactStore, Protocol):
+    """Everything a backend implements (SQLite now; PostgreSQL next). Grouped so each part reads alone."""

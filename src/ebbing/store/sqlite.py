@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from ebbing.errors import StoreError
 from ebbing.model import LIVE_TIERS, Event, Kind, MemoryRecord, Priority, Scope, Tier, when
 from ebbing.recall.terms import match_expression
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
-from ebbing.store.base import Candidate, Closing, FactRow, SealedSecret, SweepRows
+from ebbing.store.base import Candidate, Closing, FactRow, FullStore, SealedSecret, SweepRows
 from ebbing.store.filters import compile_sqlite
 from ebbing.store.migrations import migrate
 from ebbing.store.vectors import ScopeVectors
@@ -685,3 +685,7 @@ class SQLiteStore:
             self._vectors.clear()
             self._reader.close()
             self._conn.close()
+
+
+if TYPE_CHECKING:  # mypy checks here that the SQLite store implements every store protocol
+    _implements: type[FullStore] = SQLiteStore

@@ -38,3 +38,33 @@ def test_fused_kernel_equals_the_numpy_policies(config: RetentionConfig) -> None
     assert np.allclose(compiled, reference, rtol=1e-12, atol=1e-12)
     assert np.array_equal(composite.tiers(compiled), composite.tiers(reference))
     assert np.allclose(composite.score(batch, now), reference, rtol=1e-12, atol=1e-12)  # big batches take it
+
+
+def test_the_kernels_exp_matches_numpy_over_the_range_a_decay_needs() -> None:
+    x = np.concatenate([-np.logspace(-12, np.log10(720), 200_000), [0.0, -0.0, -1e-300, -707.9, -708.0, -708.1, -1e6]])
+    ours, reference = fused.exp_nonpositive(x), np.exp(x)
+    kept = x >= fused.EXP_MIN
+    assert np.allclose(ours[kept], reference[kept], rtol=4.5e-16, atol=0)  # 2 ulp
+    assert np.all(ours[~kept] == 0.0) and np.all(reference[~kept] < 3.4e-308)
+
+
+def test_a_reinforcement_cap_too_late_to_tabulate_is_left_to_numpy() -> None:
+    config = RetentionConfig(beta=1e-9)
+    assert not fused.applies(config)
+    batch = random_batch(60_000, seed=3)
+    composite = Composite(config)
+    reference = composite._combine(batch, composite.ebbinghaus.score(batch, 500 * DAY),
+                                   composite.priority.score(batch, 500 * DAY), None)
+    assert np.array_equal(composite.score(batch, 500 * DAY), reference)
+    with pytest.raises(ValueError, match="combine='decay'"):
+        fused.decay_scores(batch, 500 * DAY, config)
+
+
+def test_compiled_tier_codes_equal_numpys() -> None:
+    composite = Composite(RetentionConfig())
+    edges = [0.75, 0.40, 0.15, 0.0, 1.0, np.nextafter(0.75, 0)]
+    scores = np.concatenate([np.random.default_rng(1).random(80_000), edges])
+    hot, warm, cold = composite._thresholds
+    by_numpy = (3 - (scores >= cold).astype(np.int8) - (scores >= warm) - (scores >= hot)).astype(np.int8)
+    assert np.array_equal(composite.tiers(scores), by_numpy)
+    assert composite.tiers(scores).dtype == np.int8

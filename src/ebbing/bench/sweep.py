@@ -11,13 +11,14 @@ What it measures, in one run over one store of N records (default 1,000,000) in 
   served by `TinyEmbedder` (`bench-sweep-16:16`), so `Memory(path, embedder=TinyEmbedder())` opens it.
 - load: the retention columns of every record read through `SQLiteStore.sweep_rows` pages (5,000 a page,
   as `Sweeper.run` reads them) and joined into one `RecordBatch`.
-- evaluate: `Composite(config).score(batch, now)` + `.tiers()` over all N at once (best of 3), and summed
+- evaluate: `Composite(config).score(batch, now)` + `.tiers()` over all N at once (best of 15: one run takes
+  a few milliseconds, so a single scheduler hiccup on a shared machine would otherwise decide it), and summed
   over the 5,000-row pages as a sweep does it.
 - baseline: the seed article's per-record loop over plain tuples of the same data: `1.0` if pinned, else
   `W * exp(-(now - last) / (S0 * (1 + ln(1 + beta * n))))`, then if/elif to a tier. Over all N, or over a
   200,000-record sample extrapolated linearly when the full loop would take more than a minute (the
   result says so). The ratio baseline / evaluate is the speed-up; the target is 50x. Both loops are
-  best of 3 when 3 full runs fit in that minute, like the vectorised timing.
+  best of 3 when 3 full runs fit in that minute (each lasts long enough to average such hiccups out).
 - for scale: the engine's full composite (priority gate, exemptions, security/marked/update factors,
   capped reinforcement, new-record protection) as the same kind of loop; its tiers must match the
   engine's exactly, which checks the loop, and its time shows the speed-up for equal work.
@@ -80,6 +81,7 @@ CHUNK = 50_000  # records per executemany during the build
 USERS = 50
 BASELINE_SAMPLE = 200_000
 BASELINE_LIMIT_S = 60.0  # a projected baseline longer than this is measured on the sample and extrapolated
+EVALUATE_REPEATS = 15
 TARGET_RECORDS, TARGET_SPEEDUP, TARGET_SWEEP_S = 1_000_000, 50.0, 30.0
 _SYLLABLES = [c + v for c in "bcdfghjklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
 _KIND_SHARE = {Kind.FACT: 0.25, Kind.PREFERENCE: 0.20, Kind.DECISION: 0.15, Kind.TEMPORARY: 0.08,
@@ -415,7 +417,7 @@ def _loop_time(loop: Callable[[Sequence[T], float, RetentionConfig], list[str]],
                config: RetentionConfig) -> tuple[float, int, bool, list[str]]:
     """Time a per-record loop over all rows, or over the first BASELINE_SAMPLE extrapolated linearly when
     all would take longer than BASELINE_LIMIT_S: (seconds for all rows, rows timed, extrapolated, tiers).
-    Like the vectorised timing it is the best of 3 runs, unless 3 runs would exceed the limit."""
+    It is the best of 3 runs, unless 3 runs would exceed the limit."""
     sample = rows[:BASELINE_SAMPLE]
     seconds, tiers = _best(lambda: loop(sample, NOW, config), 1)
     projected = seconds * len(rows) / len(sample)
@@ -439,7 +441,7 @@ def evaluate(store: FullStore, config: RetentionConfig, on_step: Callable[[str],
     batch, pages, tiers = load(store)
     load_seconds = time.perf_counter() - began
     composite = Composite(config)
-    evaluate_seconds, codes = _best(lambda: composite.tiers(composite.score(batch, NOW)), 3)
+    evaluate_seconds, codes = _best(lambda: composite.tiers(composite.score(batch, NOW)), EVALUATE_REPEATS)
     paged_seconds, _ = _best(lambda: [composite.tiers(composite.score(p, NOW)) for p in pages], 3)
     if on_step:
         on_step("baseline: per-record Python loop")

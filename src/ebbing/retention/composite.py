@@ -60,7 +60,7 @@ class Composite:
     def score(self, batch: RecordBatch, now: float | np.ndarray) -> np.ndarray:
         """The composite score per record; `now` may be one time per record to follow a record through time."""
         combine = self.config.combine
-        if combine == "decay" and np.ndim(now) == 0 and len(batch) >= fused.FUSED_AT:
+        if np.ndim(now) == 0 and len(batch) >= fused.FUSED_AT and fused.applies(self.config):
             return fused.decay_scores(batch, float(now), self.config)  # one compiled pass for big sweeps
         # Only the parts the configured combination uses are computed: sweeps score whole stores.
         decay = None if combine == "importance" else self.ebbinghaus.score(batch, now)
@@ -95,6 +95,8 @@ class Composite:
         """Tier codes (0 hot, 1 warm, 2 cold, 3 forgotten) for scores; index TIER_OF_CODE with them."""
         hot, warm, cold = self._thresholds
         scores = np.asarray(scores)
+        if scores.ndim == 1 and len(scores) >= fused.FUSED_AT:
+            return fused.tiers(scores, hot, warm, cold)
         # The config guarantees hot > warm > cold, so counting the thresholds a score misses gives its tier.
         out: np.ndarray = (3 - (scores >= cold).astype(np.int8) - (scores >= warm) - (scores >= hot)).astype(np.int8)
         return out

@@ -460,7 +460,7 @@ def test_benchmark_scores_a_small_file(tmp_path: Path) -> None:
 
 def test_benchmark_finds_the_labelled_files() -> None:
     assert [p.name for p in bench.default_paths()] == ["classify-dev.jsonl", "classify-test.jsonl",
-                                                        "classify-holdout2.jsonl"]
+                                                        "classify-holdout2.jsonl", "classify-holdout3.jsonl"]
 
 
 # All three labelled files are development data now. classify-dev.jsonl was tuned on from the start;
@@ -480,11 +480,21 @@ def test_rules_reach_the_accuracy_target_on_the_development_files(name: str, lin
     assert scored["pin"]["precision"] == 1.0 and scored["pin"]["recall"] == 1.0
 
 
+# classify-holdout3.jsonl was written by someone who had read neither the rules nor the other files, after the
+# rules had been improved on the three files above, and scored once: 0.913 kind accuracy (en 0.907, zh 0.920),
+# priority 0.927, pin precision 1.0 and recall 0.933. Its 13 mistakes are left as they are: tuning on them
+# would turn it into development data and leave no honest number. This test only guards that score.
+def test_rules_generalise_to_the_held_out_file() -> None:
+    scored = bench.run([DATA / "classify-holdout3.jsonl"])["files"][0]
+    assert scored["lines"] == 150
+    assert scored["kind_accuracy"] >= 0.90, scored["misclassified_shown"]
+
+
 def test_benchmark_scores_every_labelled_file_separately() -> None:
     result = bench.run()
     assert [f["name"] for f in result["files"]] == ["classify-dev.jsonl", "classify-test.jsonl",
-                                                    "classify-holdout2.jsonl"]
-    assert [f["lines"] for f in result["files"]] == [200, 150, 150]
+                                                    "classify-holdout2.jsonl", "classify-holdout3.jsonl"]
+    assert [f["lines"] for f in result["files"]] == [200, 150, 150, 150]
 
 
 def test_benchmark_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:

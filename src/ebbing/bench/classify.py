@@ -2,11 +2,12 @@
 
     python -m ebbing.bench.classify [--data FILE ...] [--llm] [--json]
 
-Each file is JSONL, one `{"text", "lang", "kind", "pin", "priority"}` per line. Without `--data` the three
+Each file is JSONL, one `{"text", "lang", "kind", "pin", "priority"}` per line. Without `--data` the four
 files under `tests/data` are used (found next to the package in a checkout, else under the current
-directory): `classify-dev.jsonl` and `classify-test.jsonl`, which the rules were written and tuned on
-(the second was held out once, then became development data), and `classify-holdout2.jsonl`, written
-afterwards and never used to tune. Every file is reported on its own, because only the held-out number
+directory): `classify-dev.jsonl`, `classify-test.jsonl` and `classify-holdout2.jsonl`, which the rules
+were written and tuned on (the last two were each held out and scored once, then became development
+data), and `classify-holdout3.jsonl`, written afterwards by someone who had not read the rules or the
+other files, and never used to tune. Every file is reported on its own, because only the held-out number
 says how the rules generalise.
 
 `--llm` evaluates `LLMClassifier` with the chat model `EBBING_LLM_BASE_URL`/`EBBING_LLM_MODEL` name.
@@ -29,7 +30,7 @@ from rich.table import Table
 from ebbing.ingest.classify import Classifier, RuleClassifier
 
 KINDS = ("fact", "preference", "decision", "temporary", "episode")
-DEFAULT_FILES = ("classify-dev.jsonl", "classify-test.jsonl", "classify-holdout2.jsonl")
+DEFAULT_FILES = ("classify-dev.jsonl", "classify-test.jsonl", "classify-holdout2.jsonl", "classify-holdout3.jsonl")
 SHOWN_ERRORS = 20
 
 

@@ -1,0 +1,35 @@
+"""Hybrid (the seed's B + light fact store): Ebbinghaus decay plus the engine's fact store, no summaries.
+
+The Ebbinghaus strategy's set-up with fact extraction on: statements such as "my timeout is 30s" become
+(subject, attribute) -> value facts, a new value closes the old one. The context starts with every
+current fact (the seed's "key facts, always kept"), then what retrieval finds for the question.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ebbing.bench.score import Piece
+from ebbing.embed.base import Embedder
+from ebbing.ingest.consolidate import ConsolidationConfig
+from ebbing.memory import Memory
+from ebbing.model import Tier
+from ebbing.retention.config import RetentionConfig
+from ebbing.strategies.base import NO_CONSOLIDATION, USER, EngineStrategy
+
+
+class Hybrid(EngineStrategy):
+    name = "hybrid"
+    sweeps = True
+
+    def open(self, path: Path, embedder: Embedder | None) -> Memory:
+        return Memory(path, embedder=embedder, tokens=self.tokens, actor="bench-hybrid",
+                      retention=RetentionConfig(combine="decay"),
+                      consolidation=ConsolidationConfig(working_budget_tokens=NO_CONSOLIDATION))
+
+    def context(self, question: str, at: str, budget: int) -> list[Piece]:
+        rows = self.memory.store.current_facts(self.memory.tenant, USER)
+        facts = [self.memory.get(memory_id) for memory_id in dict.fromkeys(row.memory_id for row in rows)]
+        facts = [r for r in facts if r.tier is not Tier.TRASH]
+        return self.build([("facts", "Key facts", facts),
+                           ("relevant", "Relevant memories", self.retrieve(question, at))], budget)

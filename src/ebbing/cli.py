@@ -33,8 +33,9 @@ from ebbing.retention.plot import plot_kinds, plot_record
 
 app = typer.Typer(help="Long-term memory for AI agents that forgets the way people do.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
-bench_app = typer.Typer(help="Benchmarks that measure Ebbing against a baseline in the same run.",
-                        no_args_is_help=True)
+bench_app = typer.Typer(help="Benchmarks. Bare `ebbing bench` runs the 14-day agent benchmark; the subcommands "
+                        "measure the store and the sweep against a baseline in the same run.",
+                        invoke_without_command=True)
 app.add_typer(bench_app, name="bench")
 
 out = Console(soft_wrap=True)
@@ -576,6 +577,71 @@ def classify_eval(
         return
     for renderable in bench.render(result):
         out.print(renderable)
+
+
+@bench_app.callback(invoke_without_command=True)
+def bench_agent(
+    ctx: typer.Context,
+    lang: Annotated[str, typer.Option("--lang", help="en, zh or both.")] = "both",
+    budget: Annotated[int, typer.Option("--budget", help="Context budget in tokens, the same for every strategy.")]
+    = 8000,
+    seed: Annotated[int, typer.Option("--seed", help="Scenario seed.")] = 0,
+    turns: Annotated[int, typer.Option("--turns", help="Turns of the conversation.")] = 500,
+    strategies: Annotated[str | None, typer.Option("--strategies", help="Comma list (default: all six).")] = None,
+    output: Annotated[Path, typer.Option("--out", help="Where to write the JSON result.")] = Path("bench-results.json"),
+    plot: Annotated[Path, typer.Option("--plot", help="Where to draw the figure (PNG).")] = Path("bench-results.png"),
+    as_json: JsonOpt = False,
+) -> None:
+    """The 14-day agent benchmark: FIFO, Ebbinghaus, importance, consolidation, hybrid and Ebbing as shipped
+    replay the same conversation; a table of key facts, preferences, timeline, task success, noise, context
+    size and latency per strategy, the JSON result and a figure."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from ebbing.bench import agent
+    from ebbing.strategies import NAMES
+
+    if lang not in ("en", "zh", "both"):
+        raise InvalidInput("lang", "must be en, zh or both")
+    names = [n.strip() for n in strategies.split(",") if n.strip()] if strategies is not None else list(NAMES)
+    unknown = [n for n in names if n not in NAMES]
+    if unknown or not names:
+        raise InvalidInput("strategies", f"choose from {', '.join(NAMES)}")
+    if budget < 1 or turns < 1:
+        raise InvalidInput("budget" if budget < 1 else "turns", "must be >= 1")
+    langs = list(agent.LANGS) if lang == "both" else [lang]
+    result = agent.run(langs, names, budget, seed, turns, progress=not as_json)
+    agent.write(result, output)
+    agent.plot(result, plot)
+    if as_json:
+        _print_json(result)
+        return
+    out.print(agent.render(result))
+    out.print(f"{result['seconds']:.0f} s; wrote {output} and {plot}", highlight=False)
+
+
+@bench_app.command("scenario")
+def bench_scenario(
+    lang: Annotated[str, typer.Option("--lang", help="en or zh.")] = "en",
+    seed: Annotated[int, typer.Option("--seed", help="Scenario seed.")] = 0,
+    turns: Annotated[int, typer.Option("--turns", help="Turns of the conversation.")] = 500,
+    dump: Annotated[Path | None, typer.Option("--dump", help="Write the scenario here as JSON Lines.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The benchmark conversation with its labels: turns, and the probes with the facts they need."""
+    from ebbing.bench import scenario as scenarios
+
+    if lang not in ("en", "zh"):
+        raise InvalidInput("lang", "must be en or zh")
+    made = scenarios.generate(lang=lang, seed=seed, turns=turns)
+    if dump is not None:
+        scenarios.dump(made, dump)
+    summary = {"lang": made.lang, "seed": made.seed, "turns": len(made.turns), "probes": len(made.probes),
+               "noise_turns": sum(t.noise for t in made.turns), "dump": str(dump) if dump else None}
+    if as_json:
+        _print_json(summary)
+        return
+    for key, value in summary.items():
+        out.print(f"[bold]{key}[/]: {value}", highlight=False)
 
 
 @bench_app.command("store")

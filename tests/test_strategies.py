@@ -15,6 +15,7 @@ from ebbing.recall.tokens import XlmrTokens
 from ebbing.strategies import NAMES, CachedEmbedder, Strategy, make
 from ebbing.strategies.consolidation import Consolidation
 from ebbing.strategies.default import Default
+from ebbing.strategies.hybrid import Hybrid
 
 TURNS, DAYS = 120, 3  # about 40 turns a day: enough for a day's session to be consolidated, and two sweeps
 
@@ -108,6 +109,23 @@ def test_consolidation_shows_summaries_that_point_back_to_their_turns(played: St
     merged = [p for p in pieces if len(p.turns) > 1]
     assert merged and all(p.text.startswith("- [") for p in merged)  # dated summary lines
     assert all(p.turns == tuple(sorted(p.turns)) for p in merged)
+
+
+@pytest.mark.parametrize("played", ["hybrid"], indirect=True)
+def test_hybrid_reads_retrieval_first_and_every_current_fact_last(played: Strategy, scenario: Scenario) -> None:
+    assert isinstance(played, Hybrid)
+    rows = played.memory.store.current_facts(played.memory.tenant, "agent-user")
+    assert rows, "the engine extracts some facts from the first day"
+    expected = {played.turns(played.memory.get(r.memory_id)) for r in rows}
+    for budget in (8000, 400):
+        pieces = played.context(scenario.probes[-1].question, scenario.turns[-1].at, budget)
+        headers = [i for i, p in enumerate(pieces) if not p.turns]
+        assert pieces[headers[-1]].text == "## Key facts"
+        facts = {p.turns for p in pieces[headers[-1] + 1:]}
+        if budget == 8000:
+            assert facts == expected  # every current fact, read last
+        else:
+            assert facts <= expected and len(facts) >= min(3, len(expected))  # facts fill the budget first
 
 
 @pytest.mark.parametrize("played", ["ebbing"], indirect=True)

@@ -1,8 +1,9 @@
 """Hybrid (the seed's B + light fact store): Ebbinghaus decay plus the engine's fact store, no summaries.
 
 The Ebbinghaus strategy's set-up with fact extraction on: statements such as "my timeout is 30s" become
-(subject, attribute) -> value facts, a new value closes the old one. The context starts with every
-current fact (the seed's "key facts, always kept"), then what retrieval finds for the question.
+(subject, attribute) -> value facts, a new value closes the old one. The context is laid out as the seed's
+hybrid lays it out: what retrieval finds for the question, then every current fact ("key facts, always
+kept"). The facts are placed in the budget first, so retrieval can never crowd them out.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from ebbing.memory import Memory
 from ebbing.model import Tier
 from ebbing.retention.config import RetentionConfig
 from ebbing.strategies.base import NO_CONSOLIDATION, USER, EngineStrategy
+
+FACTS_TITLE, RELEVANT_TITLE = "Key facts", "Relevant memories"
 
 
 class Hybrid(EngineStrategy):
@@ -31,5 +34,10 @@ class Hybrid(EngineStrategy):
         rows = self.memory.store.current_facts(self.memory.tenant, USER)
         facts = [self.memory.get(memory_id) for memory_id in dict.fromkeys(row.memory_id for row in rows)]
         facts = [r for r in facts if r.tier is not Tier.TRASH]
-        return self.build([("facts", "Key facts", facts),
-                           ("relevant", "Relevant memories", self.retrieve(question, at))], budget)
+        pieces = self.build([("facts", FACTS_TITLE, facts),
+                             ("relevant", RELEVANT_TITLE, self.retrieve(question, at))], budget)
+        headers = [p.text for p in pieces if not p.turns]
+        if f"## {RELEVANT_TITLE}" not in headers:
+            return pieces
+        start = next(i for i, p in enumerate(pieces) if not p.turns and p.text == f"## {RELEVANT_TITLE}")
+        return pieces[start:] + pieces[:start]  # the budget was filled facts first; they are read last

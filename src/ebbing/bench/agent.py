@@ -15,8 +15,8 @@ Latency per turn is the wall time of the strategy's `observe` (the add, and the 
 first turn) plus every context built at that turn. The embedding model is mostly not in it: all turns and
 questions of a language are embedded once up front (the cost per text is reported under "config") and
 served from a cache, since every strategy would pay the same model time; texts the engine writes itself
-(summaries) are embedded when it writes them, inside the turn's time. A turn the engine fails on (it
-raises) is listed under "errors", nothing of it is stored, and the replay goes on.
+(summaries) are embedded when it writes them, inside the turn's time. A turn on which the engine raises is
+listed under "errors" and the replay goes on with whatever the engine had stored before it raised.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def replay(strategy: Strategy, scenario: Scenario, budget: int, *, tick: Callabl
         start = time.perf_counter()
         try:
             strategy.observe(turn)
-        except (EbbingError, sqlite3.Error) as exc:  # the engine refused or failed this turn: nothing was stored
+        except (EbbingError, sqlite3.Error) as exc:  # the engine raised: keep what it stored, go on
             result.errors.append({"turn": turn.index, "error": f"{type(exc).__name__}: {exc}"})
         spent = time.perf_counter() - start
         for probe in probes.get(turn.index, []):
@@ -158,24 +158,36 @@ def run_language(lang: str, strategies: Sequence[str], budget: int, seed: int, t
     cached.embed(passages)
     cached.embed(queries, query=True)
     embedded = cached.misses - before
-    embed_ms = (time.perf_counter() - start) * 1000 / embedded if embedded else 0.0
+    embed_seconds = time.perf_counter() - start
+    embed_ms = embed_seconds * 1000 / embedded if embedded else 0.0
     out: dict[str, Any] = {"lang": lang, "summaries": {}, "probes": {}, "curves": {}, "errors": {},
+                           "seconds": {"embedding": round(embed_seconds, 1)},
                            "embed_ms_per_text": round(embed_ms, 2), "probe_count": len(scenario.probes),
                            "turn_count": len(scenario.turns)}
     counter = CachedTokens()
     with tempfile.TemporaryDirectory(prefix=f"ebbing-agent-{lang}-", dir=workdir) as tmp:
         for name in strategies:
+            began = time.perf_counter()
             strategy = make(name, Path(tmp) / name, cached, counter)
             try:
                 done = (lambda index, name=name: tick(lang, name, index)) if tick else None
                 played = replay(strategy, scenario, budget, tick=done)
             finally:
                 strategy.close()
+            out["seconds"][name] = round(time.perf_counter() - began, 1)
             out["summaries"][name] = summarise(played.scores, played.final_tokens, played.latencies_ms)
             out["probes"][name] = [score.to_dict() for score in played.scores]
             out["curves"][name] = played.curve
             out["errors"][name] = played.errors
     return out
+
+
+def _init_worker(threads: int) -> None:
+    """Before the model loads: its OpenMP threads, and no spin-waiting. With two processes on two cores, or other
+    work on the machine, spinning OpenMP threads steal each other's cores (measured here: 80 embeddings took
+    116 s with 2 spinning threads next to another busy process, 9 s with 1 thread)."""
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def _worker(lang: str, strategies: Sequence[str], budget: int, seed: int, turns: int,
@@ -190,8 +202,9 @@ def _worker(lang: str, strategies: Sequence[str], budget: int, seed: int, turns:
 def run(langs: Sequence[str] = LANGS, strategies: Sequence[str] = NAMES, budget: int = DEFAULT_BUDGET, seed: int = 0,
         turns: int = 500, *, progress: bool = True, workers: int | None = None,
         embedder: Embedder | None = None) -> dict[str, Any]:
-    """The whole benchmark. Languages run in parallel processes when there is more than one and a spare core
-    (`workers`); an `embedder` given forces one process. Returns the JSON-ready result."""
+    """The whole benchmark; returns the JSON-ready result. Each language runs in a process of its own, up to
+    `workers` at a time (default: one per language, at most one per core), whose embedding model gets an equal
+    share of the cores. An `embedder` given runs everything in this process with it instead."""
     langs = list(dict.fromkeys(langs))
     strategies = list(dict.fromkeys(strategies))
     for lang in langs:
@@ -202,10 +215,9 @@ def run(langs: Sequence[str] = LANGS, strategies: Sequence[str] = NAMES, budget:
             raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(NAMES)}")
     if budget < 1 or turns < 1:
         raise ValueError("budget and turns must be >= 1")
-    if workers is None:
-        workers = min(len(langs), os.cpu_count() or 1)
-    if embedder is not None:
-        workers = 1
+    cores = os.cpu_count() or 1
+    workers = max(1, min(len(langs), workers if workers is not None else cores))
+    threads = max(1, cores // workers)
     started = time.perf_counter()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True, disable=not progress) as bar:
@@ -215,9 +227,11 @@ def run(langs: Sequence[str] = LANGS, strategies: Sequence[str] = NAMES, budget:
             bar.update(tasks[(lang, name)], completed=index)
 
         parts: list[dict[str, Any]] = []
-        if workers > 1:
-            context = multiprocessing.get_context("spawn")
-            with context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
+        if embedder is None:
+            context = multiprocessing.get_context("spawn")  # a fresh interpreter: the model is not loaded yet
+            with context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context,
+                                                                   initializer=_init_worker,
+                                                                   initargs=(threads,)) as pool:
                 ticks = manager.Queue()
                 futures: list[Future[dict[str, Any]]] = [
                     pool.submit(_worker, lang, strategies, budget, seed, turns, ticks) for lang in langs]
@@ -237,7 +251,9 @@ def run(langs: Sequence[str] = LANGS, strategies: Sequence[str] = NAMES, budget:
         "config": {"langs": langs, "strategies": strategies, "budget": budget, "seed": seed, "turns": turns,
                    "probes": {p["lang"]: p["probe_count"] for p in parts},
                    "recall_question": {lang: RECALL[lang] for lang in langs}, "curve_every": CURVE_EVERY,
-                   "embed_ms_per_text": {p["lang"]: p["embed_ms_per_text"] for p in parts}, "workers": workers},
+                   "embed_ms_per_text": {p["lang"]: p["embed_ms_per_text"] for p in parts},
+                   "workers": workers if embedder is None else 0,
+                   "seconds_by_part": {p["lang"]: p["seconds"] for p in parts}},
         "seconds": round(time.perf_counter() - started, 1),
     }
     return result
@@ -295,8 +311,8 @@ def render(result: Mapping[str, Any]) -> Group:
             failed = result.get("errors", {}).get(name, {}).get(lang, [])
             if failed:
                 first = failed[0]
-                tables.append(Text(f"{name} ({lang}): the engine failed {len(failed)} turn(s), which it did not "
-                                   f"store; first at turn {first['turn']}: {first['error']}", style="red"))
+                tables.append(Text(f"{name} ({lang}): the engine raised on {len(failed)} turn(s), first at turn "
+                                   f"{first['turn']}: {first['error']}", style="red"))
     return Group(*tables)
 
 

@@ -98,7 +98,7 @@ def test_table_has_a_row_per_metric_and_the_seed_reference(small: dict[str, Any]
     text = console.export_text()
     for label in agent.LABELS.values():
         assert text.count(label) == 2  # one table per language
-    assert "35 / 66 / 72 / 87 / 79" in text  # the seed's overall scores
+    assert "35/66/72/87/79" in text and "42/82/88/95%" in text  # the seed's overall scores and key facts
     for name in NAMES:
         assert name in text
 

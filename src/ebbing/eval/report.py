@@ -65,7 +65,7 @@ def _system(name: str, run: Run) -> dict[str, Any]:
     return out
 
 
-def summary(run: Run, *, data: str, date: str, commit: str | None, clean: bool | None) -> dict[str, Any]:
+def summary(run: Run, *, data: str, date: str, commit: str | None, changed: list[str] | None) -> dict[str, Any]:
     """The JSON the command prints: `{"systems": {...}, "run": {...}, "conversations": [...]}`."""
     questions = run.outcomes[SYSTEMS[0]]
     fates: dict[str, int] = {fate: sum(c.fates.get(fate, 0) for c in run.conversations) for fate in FATES}
@@ -81,7 +81,7 @@ def summary(run: Run, *, data: str, date: str, commit: str | None, clean: bool |
             "data": data,
             "date": date,
             "commit": commit,
-            "engine_files_clean": clean,
+            "uncommitted_package_files": changed,  # files under src/ebbing that differed from the commit
             "conversations": [c.sample_id for c in run.conversations],
             "turns": sum(c.turns for c in run.conversations),
             "questions": len(questions),

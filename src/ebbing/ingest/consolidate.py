@@ -70,11 +70,31 @@ def _posseg() -> Any:
     return jieba.posseg
 
 
-def names(sentence: str) -> set[str]:
-    """Proper names in a sentence: product/service-like Latin words (Aurora, PostgreSQL, gRPC, db-7, S3),
-    capitalised words other than common sentence openers, and in Chinese text the person, place, organisation and
-    other proper nouns jieba tags (nr, ns, nt, nz) plus any Latin word."""
-    found = set(_LATIN_NAME.findall(sentence)) | {w for w in _CAPITALISED.findall(sentence) if w not in _OPENERS}
+def _opens(prefix: str) -> bool:
+    """Whether a word after `prefix` opens a sentence, line or bullet (so is capitalised for that alone)."""
+    rest = prefix[-60:].rstrip(" \t\"'“‘(`*•>#-")
+    if re.search(r"(?:^|\n)[ \t]*\d{1,3}[.)]$", rest):
+        return True  # "1. Aurora"
+    return not rest or rest[-1] in ".!?:;。！？；：\n"
+
+
+def capitalised_mid_sentence(text: str) -> set[str]:
+    """Capitalised words that appear somewhere other than at the start of a sentence, line or bullet."""
+    return {m.group() for m in _CAPITALISED.finditer(text) if not _opens(text[:m.start()])}
+
+
+def names(sentence: str, known: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """Proper names in a sentence: product/service-like Latin words (PostgreSQL, gRPC, db-7, S3: acronyms,
+    mixed case, digits), capitalised words mid-sentence other than common openers ("Aurora" in "we moved
+    Aurora"), and in Chinese text the person, place, organisation and other proper nouns jieba tags (nr, ns,
+    nt, nz) plus any Latin word. A capitalised word that opens a sentence, line or bullet ("Check the logs")
+    is a name only if it also appears capitalised mid-sentence, in this text or in `known` (e.g. the other
+    turns of a batch: `capitalised_mid_sentence`)."""
+    found = set(_LATIN_NAME.findall(sentence))
+    capitals = [(m.group(), _opens(sentence[:m.start()])) for m in _CAPITALISED.finditer(sentence)]
+    middle = {word for word, opening in capitals if not opening}
+    found |= {word for word, opening in capitals
+              if word not in _OPENERS and (not opening or word in middle or word in known)}
     if re.search(r"[\u4e00-\u9fff]", sentence):
         for word, flag in _posseg().cut(sentence):
             if flag in ("nr", "ns", "nt", "nz", "nrt", "eng") and word.strip():
@@ -86,8 +106,8 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
 
 
-def worth_keeping(sentence: str) -> bool:
-    return bool(_NUMBER.search(sentence) or _CUE.search(sentence) or names(sentence))
+def worth_keeping(sentence: str, known: set[str] | frozenset[str] = frozenset()) -> bool:
+    return bool(_NUMBER.search(sentence) or _CUE.search(sentence) or names(sentence, known))
 
 
 class ExtractiveSummariser:
@@ -96,10 +116,11 @@ class ExtractiveSummariser:
     def summarise(self, turns: Sequence[MemoryRecord]) -> str:
         kept: list[str] = []
         seen: set[str] = set()
+        known = _known(turns)
         for turn in turns:
             for sentence in sentences(turn.text):
                 key = " ".join(sentence.casefold().split())
-                if key not in seen and worth_keeping(sentence):
+                if key not in seen and worth_keeping(sentence, known):
                     seen.add(key)
                     kept.append(sentence)
         return " ".join(kept)
@@ -108,12 +129,18 @@ class ExtractiveSummariser:
 def complete(summary: str, turns: Sequence[MemoryRecord]) -> str:
     """Append any sentence whose numbers or names the summary lacks: no summariser may drop a figure."""
     missing = []
+    known = _known(turns)
     for turn in turns:
         for sentence in sentences(turn.text):
-            needed = set(re.findall(r"\d+(?:[.:,]\d+)*", sentence)) | names(sentence)
+            needed = set(re.findall(r"\d+(?:[.:,]\d+)*", sentence)) | names(sentence, known)
             if any(item not in summary for item in needed) and sentence not in missing:
                 missing.append(sentence)
     return (summary + " " + " ".join(missing)).strip() if missing else summary
+
+
+def _known(turns: Sequence[MemoryRecord]) -> set[str]:
+    """The capitalised words the turns use mid-sentence: names even where one opens a sentence."""
+    return {word for turn in turns for word in capitalised_mid_sentence(turn.text) if word not in _OPENERS}
 
 
 def header(turns: Sequence[MemoryRecord]) -> str:

@@ -22,6 +22,10 @@ _END = r"(?=\s*(?:[,;!?，。；！？]|\.(?:\s|$)|\s+(?:because|since|as|due to
 _VALUE = rf"(?P<value>[^,;!?，。；！？\n]{{1,80}}?){_END}"  # bounded: a long line must not cost quadratic time
 _CHANGE_ZH = ("改成|改为|改到|调成|调到|调整为|调整到|换成|变成|变为|设为|设成|设置为|设置成|"
               "提高到|提升到|降低到|降到|增加到|减少到|升到")
+# 是 after these is part of a word (而是 "but rather", 不是 "is not", 只是 "merely", 还是 "or/still",
+# 就是, 也是, 都是, 要是 "if", 可是/但是 "but", 于是 "so", 总是 "always", 或是, 倒是, 正是, 算是, 像是,
+# 真是, 老是, 凡是, 若是, 即是, 便是)
+_NOT_COPULA = "而不只还就也都要可但于总或倒正算像真老凡若即便"
 _PATTERNS: list[tuple[re.Pattern[str], bool]] = [
     # Chinese changes: "把超时阈值改成 60s", "超时阈值调整为 60s"
     (re.compile(rf"把\s*(?P<attr>[^，。；！？,;!?]{{1,60}}?)\s*(?:{_CHANGE_ZH})\s*{_VALUE}"), True),
@@ -33,9 +37,10 @@ _PATTERNS: list[tuple[re.Pattern[str], bool]] = [
     (re.compile(rf"\b(?P<attr>(?:my|our|the|their)\s+[\w\s'-]{{1,60}}?)\s+(?:has\s+)?(?:changed|went|moved|was changed|"
                 rf"was moved|was raised|was lowered|is now)\s+(?:from\s+\S+\s+)?(?:to\s+)?{_VALUE}", re.IGNORECASE),
      True),
-    # Chinese statements: "我的数据库连接超时阈值是 30s", "新地址是 …"
+    # Chinese statements: "我的数据库连接超时阈值是 30s", "新地址是 …"; not the 是 of 而是/不是/只是/还是/…
+    # nor the 为 of 因为/作为/认为/以为 (conjunctions and copula compounds, not "X is Y")
     (re.compile(rf"(?P<attr>[^，。；！？,;!?]{{0,30}}[\u4e00-\u9fff][^，。；！？,;!?]{{0,30}}?)"
-                rf"\s*(?:是|为|：)\s*{_VALUE}"), False),
+                rf"\s*(?:(?<![{_NOT_COPULA}])是|(?<![因作认以])为|：)\s*{_VALUE}"), False),
     # English statements: "my database timeout is 30s", "our backend is written in Go"
     (re.compile(rf"\b(?P<attr>(?:my|our|the|their|his|her)\s+[\w\s'-]{{1,60}}?)\s+(?:is|are|was|=|:)\s+{_VALUE}",
                 re.IGNORECASE), False),
@@ -49,6 +54,14 @@ MAX_CLAUSE = 400  # a fact is stated in a sentence, not a page; longer clauses a
 MODIFIERS = frozenset("new current old previous latest now present 新 新的 现在 现在的 目前 目前的 当前 当前的 旧 "
                       "旧的 之前 之前的 原来 原来的 最新 最新的 then 那 这".split())
 _NOT_ATTRIBUTES = frozenset("it this that there he she they we i you 它 这 那 他 她 我 你 今天 天气 weather".split())
+# Single characters that are function words, not attributes: a slot made only of these is no slot ("而不是…" -> "不")
+_NOT_ATTRIBUTES |= frozenset("不 没 也 都 就 还 只 而 但 又 很 太 要 会 能 可 是 的 了 着 过 在 和 与 或 "
+                             "却 才 再 并 则".split())
+MAX_VALUE_WORDS = 8  # a value longer than this is a clause someone said, not a value ("a separate concern that …")
+MAX_VALUE_CJK = 24
+_CLAUSE_VALUE = re.compile(
+    r"^(?:(?:that|which|who|whether|because|if|when|not|to|we|you|i|he|she|they|it|there|this)\s+\S+\s+\S+"
+    r"|(?:应该|需要|必须|可以|不要|不能|不会|没有|我们|你们|他们)\S{4,})", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,33 @@ class FactExtractor(Protocol):
 
 def slot_terms(attribute: str) -> frozenset[str]:
     return frozenset(t for t in terms(attribute) if t not in MODIFIERS)
+
+
+def slot_head(attribute: str) -> str | None:
+    """The attribute's head: its last keyword term ("timeout" in "database connection timeout", "阈值" in
+    "数据库连接超时阈值"). Two slots where one's terms are a subset of the other's are the same slot only if
+    their heads agree: "database" is not "database connection timeout"."""
+    words = [t for t in terms(attribute) if t not in MODIFIERS]
+    return words[-1] if words else None
+
+
+def same_slot(new: frozenset[str] | set[str], new_head: str | None, old: frozenset[str] | set[str],
+              old_head: str | None) -> bool:
+    """One attribute names the other: "超时阈值" and "数据库连接超时阈值" are the same slot (same terms, or one's
+    terms a subset of the other's with the same head term); "the database" and "the database timeout" are not."""
+    if not new or not old:
+        return False
+    if new == old:
+        return True
+    return (new <= old or old <= new) and new_head is not None and new_head == old_head
+
+
+def is_value(value: str) -> bool:
+    """A value is a short phrase ("60s", "12 Rue Oberkampf", "PostgreSQL 15"), not a whole clause."""
+    cjk = len(re.findall(r"[\u4e00-\u9fff]", value))
+    if cjk > MAX_VALUE_CJK or len(re.findall(r"[A-Za-z0-9][\w'.-]*", value)) > MAX_VALUE_WORDS:
+        return False
+    return not _CLAUSE_VALUE.match(value)
 
 
 def _subject(attribute: str) -> tuple[str, str]:
@@ -102,7 +142,7 @@ class RuleFacts:
                 subject, attribute = _subject(match.group("attr"))
                 attribute = re.sub(r"^(?:[，,、]|and\s|also\s|so\s|然后|所以|而且)\s*", "", attribute).strip()
                 value = match.group("value").strip().strip("\"'“”‘’「」")
-                if not attribute or not value or len(attribute) > 60 or len(value) > 80:
+                if not attribute or not value or len(attribute) > 60 or len(value) > 80 or not is_value(value):
                     continue
                 slot = slot_terms(attribute)
                 if not slot or slot <= _NOT_ATTRIBUTES:

@@ -4,6 +4,12 @@ For each draft, in order: guard (secrets out, placeholders in; low-information t
 (kind, salience, priority, pin), embed, look for a restatement of something already stored (merge
 instead of adding), extract facts and close the values they supersede. The caller writes the plan in
 one transaction.
+
+Facts are the user's: a draft whose metadata has `"role": "assistant"` (the agent's own explanations,
+"the 60s database timeout is a separate concern…") is stored and searchable like any record, but no facts
+are extracted from it, so it neither states nor supersedes a value. One text yields at most one fact per
+slot: when it states the same slot twice, the last value stated wins ("30s, no, 60s"), and a record never
+supersedes its own facts.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import numpy as np
 
 from ebbing.ingest.classify import Classifier, RuleClassifier
 from ebbing.ingest.dedupe import is_restatement
-from ebbing.ingest.facts import Fact, FactExtractor, RuleFacts
+from ebbing.ingest.facts import Fact, FactExtractor, RuleFacts, same_slot, slot_head
 from ebbing.ingest.guard import SecretBox, guard
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, when
 from ebbing.recall.search import Background, is_cjk
@@ -111,7 +117,7 @@ class Ingest:
                 if self.box is not None:
                     plan.secrets.append(SealedSecret(record.id, secret.placeholder, secret.kind,
                                                      self.box.encrypt(secret.value)))
-            if self.config.facts:
+            if self.config.facts and not _from_assistant(draft):
                 key = (record.tenant, record.user_id)
                 if key not in current:
                     current[key] = self.store.current_facts(record.tenant, record.user_id)
@@ -170,11 +176,12 @@ class Ingest:
 
     def _facts(self, record: MemoryRecord, current: list[FactRow], plan: Plan) -> None:
         at = record.created_at.timestamp()
-        for fact in self.extractor.extract(record.text):
+        for fact, head in _one_per_slot(self.extractor.extract(record.text)):
             slot = slot_key(fact)
             words = set(fact.slot)
             matches = [row for row in current if row.subject == fact.subject and row.user_id == record.user_id
-                       and _same_slot(words, set(row.slot.split()))]
+                       and row.memory_id != record.id
+                       and same_slot(words, head, set(row.slot.split()), slot_head(row.attribute))]
             previous = max(matches, key=lambda row: (_jaccard(words, set(row.slot.split())), row.valid_from),
                            default=None)
             if previous is not None and previous.value.casefold() == fact.value.casefold():
@@ -201,10 +208,21 @@ def tag_key(store: FullStore) -> bytes:
     return bytes.fromhex(stored)
 
 
-def _same_slot(new: set[str], old: set[str]) -> bool:
-    """One attribute names the other: "超时阈值" and "数据库连接超时阈值" are the same slot."""
-    shared = new & old
-    return bool(shared) and len(shared) == min(len(new), len(old))
+def _from_assistant(draft: Draft) -> bool:
+    role = draft.metadata.get("role") if isinstance(draft.metadata, dict) else None
+    return isinstance(role, str) and role.strip().casefold() == "assistant"
+
+
+def _one_per_slot(facts: Sequence[Fact]) -> list[tuple[Fact, str | None]]:
+    """The facts of one text, one per slot: a later fact for the same slot replaces an earlier one (the last
+    value stated wins), so a record never holds two values for a slot nor supersedes itself."""
+    kept: list[tuple[Fact, str | None]] = []
+    for fact in facts:
+        head = slot_head(fact.attribute)
+        kept = [(f, h) for f, h in kept
+                if slot_key(f) != slot_key(fact) and not same_slot(f.slot, h, fact.slot, head)]
+        kept.append((fact, head))
+    return kept
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:

@@ -1,0 +1,89 @@
+"""Write-path fixes found by replaying a long English/Chinese agent conversation: facts, slots, summaries."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from ebbing import Memory
+from ebbing.embed.hashing import HashEmbedder
+from ebbing.ingest.consolidate import names, worth_keeping
+from ebbing.ingest.facts import RuleFacts
+
+from .conftest import T0
+
+
+@pytest.fixture
+def store(tmp_path: Path):  # type: ignore[no-untyped-def]
+    with Memory(tmp_path / "m.db", embedder=HashEmbedder()) as memory:
+        yield memory
+
+
+def test_one_text_with_two_values_for_a_slot_keeps_the_last_and_does_not_crash(store: Memory) -> None:
+    record = store.add("超时阈值是 30s，超时阈值是 60s", user_id="u", at=T0).records[0]
+    timeline = store.timeline("u", "超时阈值")
+    assert [(t["value"], t["current"]) for t in timeline] == [("60s", True)]
+    assert timeline[0]["supersedes"] is None and store.get(record.id).text == "超时阈值是 30s，超时阈值是 60s"
+
+
+def test_a_record_never_supersedes_itself(store: Memory) -> None:
+    store.add("我的数据库连接超时阈值是 30s，超时阈值是 45s", user_id="u", at=T0)
+    assert [(t["value"], t["current"]) for t in store.timeline("u", "超时阈值")] == [("45s", True)]
+    assert store.stats(user_id="u")["total"] == 1
+
+
+def test_chinese_conjunctions_are_not_statements(store: Memory) -> None:
+    text = "失败的消息应该进入死信队列，而不是直接丢弃，而不是一直重试"
+    assert RuleFacts().extract(text) == []
+    record = store.add(text, user_id="u", at=T0).records[0]  # used to raise sqlite3.IntegrityError
+    assert store.get(record.id).text == text
+    for compound in ("只是", "还是", "就是", "也是", "但是", "总是", "可是", "要是"):
+        assert RuleFacts().extract(f"这个方案{compound}临时的") == [], compound
+    assert [f.value for f in RuleFacts().extract("我的地址是北京市朝阳区")] == ["北京市朝阳区"]
+
+
+def test_a_single_function_word_is_not_a_slot() -> None:
+    assert RuleFacts().extract("不：这样不行") == []
+
+
+def test_an_attribute_is_not_superseded_by_its_modifier(store: Memory) -> None:
+    store.add("My database connection timeout is 30s", user_id="u", at=T0)
+    store.add("The database is PostgreSQL 15", user_id="u", at=T0 + timedelta(hours=1))
+    timeline = store.timeline("u", "database connection timeout")
+    assert [(t["value"], t["current"]) for t in timeline] == [("30s", True)]
+    store.add("Change the timeout to 60s", user_id="u", at=T0 + timedelta(hours=2))  # same head: supersedes
+    assert [(t["value"], t["current"]) for t in store.timeline("u", "database connection timeout")] == [
+        ("30s", False), ("60s", True)]
+
+
+def test_assistant_prose_creates_and_supersedes_no_facts(store: Memory) -> None:
+    store.add("My database timeout is 30s", user_id="u", at=T0)
+    said = store.add("The database timeout is 60s in the example config", user_id="u",
+                     metadata={"role": "assistant"}, at=T0 + timedelta(hours=1)).records[0]
+    store.add("Your new address is 5 Main Street", user_id="u", metadata={"role": "assistant"},
+              at=T0 + timedelta(hours=2))
+    assert [(t["value"], t["current"]) for t in store.timeline("u", "database timeout")] == [("30s", True)]
+    assert store.timeline("u", "address") == []
+    assert store.get(said.id) is not None  # stored all the same
+
+
+def test_a_whole_clause_is_not_a_value() -> None:
+    assert RuleFacts().extract("the 60s database timeout is a separate concern that we should handle with "
+                               "retries and exponential backoff later") == []
+    assert RuleFacts().extract("the reason is that we never tested the failover path") == []
+    assert RuleFacts().extract("问题是我们从来没有测试过故障转移和回滚的流程以及相关的监控告警和值班安排") == []
+    assert [f.value for f in RuleFacts().extract("the database is PostgreSQL 15")] == ["PostgreSQL 15"]
+
+
+def test_a_capitalised_sentence_opener_is_not_a_name() -> None:
+    assert names("Check the logs. Restart the pod.") == set()
+    assert names("1. Consider retries\n2. Make it idempotent") == set()
+    assert not worth_keeping("Consider adding a retry with backoff")
+    assert names("- Aurora is down\n- Use PostgreSQL on eu-west-1") >= {"PostgreSQL", "west-1"}
+    assert "Aurora" not in names("- Aurora is down")
+    assert "Aurora" in names("We moved Aurora. Aurora is fine now.")  # recurs mid-sentence
+    assert "Aurora" in names("Aurora is down", {"Aurora"})  # or mid-sentence in another turn of the batch
+    assert worth_keeping("Aurora is down", {"Aurora"})
+    assert names("Alice says the Aurora service is slow") == {"Aurora"}

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ebbing import Memory
+from ebbing import Memory, Priority
 from ebbing.embed.hashing import HashEmbedder
+from ebbing.ingest.classify import classify
 from ebbing.ingest.consolidate import names, worth_keeping
 from ebbing.ingest.facts import RuleFacts
 
@@ -87,3 +88,41 @@ def test_a_capitalised_sentence_opener_is_not_a_name() -> None:
     assert "Aurora" in names("Aurora is down", {"Aurora"})  # or mid-sentence in another turn of the batch
     assert worth_keeping("Aurora is down", {"Aurora"})
     assert names("Alice says the Aurora service is slow") == {"Aurora"}
+
+
+@pytest.mark.parametrize("text", [
+    "Never commit credentials to the repo.",
+    "Don't store passwords in plain text; use a secrets manager.",
+    "It is good practice to rotate API keys regularly.",
+    "不要把密码提交到代码仓库。",
+])
+def test_advice_about_secrets_is_not_p0_by_that_alone(text: str) -> None:
+    guess = classify(text)
+    assert not guess.security and guess.priority is not Priority.P0
+
+
+@pytest.mark.parametrize("text", [
+    "Never share the prod database password with contractors.",
+    "Rotate the API token for the billing service every month.",
+    "My bank PIN code is [secret:pin#ab12]",
+])
+def test_an_actual_secret_or_access_rule_is_still_p0(text: str) -> None:
+    guess = classify(text)
+    assert guess.security and guess.priority is Priority.P0
+
+
+@pytest.mark.parametrize("text", [
+    "I'll remember this.", "Got it, I'll keep this in mind for future reference.",
+    "I'll always remember that you prefer dark mode.", "Sure, I will make a note of it.", "好的，我会记住的。",
+    "我会牢记这一点。",
+])
+def test_a_promise_to_remember_is_not_a_pin(text: str) -> None:
+    assert not classify(text).pin
+
+
+@pytest.mark.parametrize("text", [
+    "Remember this: I will never eat meat.", "I want you to always remember this: I am vegan.",
+    "We'll cap the budget at 4,000, please remember that for good.", "请记住：我对花生过敏。",
+])
+def test_a_request_to_remember_still_pins(text: str) -> None:
+    assert classify(text).pin

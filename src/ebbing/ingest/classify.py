@@ -158,6 +158,25 @@ _NAMED_KIND = (
 )
 
 
+# The speaker promising to remember ("I'll remember this", "Sure, I will make a note of it", "我会记住的") is
+# an assistant's reply, not a request to the listener: a pin trigger right after such a promise does not pin,
+# unless the text also asks outright ("please remember", "请记住", "I want you to remember").
+_PROMISE = re.compile(r"(?:\b(?:I|we)(?:'ll|'ve| will| shall| am going to|'m going to)"
+                      r"|我(?:们)?(?:会|也会|一定会|都会|已经))"
+                      r"\s*(?:always |definitely |certainly |surely |make sure to |try to |also )?$", re.IGNORECASE)
+_ASKED = re.compile(r"\bplease\b|\bpls\b|\b(?:want|need) you to\b|\byou (?:must|should|need to)\b|请|希望你|你要|你得|"
+                    r"麻烦你|帮我", re.IGNORECASE)
+
+
+def _pin_request(text: str) -> bool:
+    """Whether the text asks the listener to keep something (see PIN), rather than promising to."""
+    found = list(PIN.finditer(text))
+    if not found:
+        return False
+    promised = any(_PROMISE.search(text[max(0, m.start() - 40):m.start()]) for m in found)
+    return not promised or bool(_ASKED.search(text))
+
+
 def _strip_pin(text: str) -> tuple[str, str]:
     """(the pin request, the rest) of a text that contains one."""
     head = _PIN_PREFIX.match(text)
@@ -894,6 +913,24 @@ SECURITY = _rx(
     r"卡号", r"医保卡", r"社保卡", r"银行卡", r"(?:管理员|root|admin)(?:账号|密码|权限)",
     r"(?:只有|只能|仅|才能|允许)[^。，,]{0,12}(?:登录|登陆|访问)", r"(?:SSH|远程)\s*登[录陆]",
 )
+# Advice about secrets in general ("Never commit credentials to the repo", "不要把密码提交到仓库") names no
+# secret and no one's access: it is not security-critical by that alone. Advice opens with a rule word, says
+# nothing about the speaker, and every credential word in it is bare (not "the API token for billing", "our
+# VPN password", "公司 VPN 的账号密码").
+_ADVICE = re.compile(r"^(?:(?:so|also|and|tip|general(?:ly)?|in general|as a rule|pro tip)[,:]?\s+)?"
+                     r"(?:never|don'?t|do not|avoid|always|make sure|be sure|be careful|you should|"
+                     r"(?:it'?s|it is) (?:a )?(?:good|best|bad|common) (?:practice|idea)|best practice|"
+                     r"不要|别|切勿|千万不要|永远不要|绝不要|务必|一定要|最好)", re.IGNORECASE)
+_OWNED = re.compile(r"\b(?:the|my|our|your|his|her|their|this|that|these|those|its)\s+(?:[\w-]+\s+){0,3}$|的\s*$",
+                    re.IGNORECASE)
+
+
+def _security_advice(text: str) -> bool:
+    if not _ADVICE.search(text) or _FIRST_PERSON.search(text) or "[secret:" in text or re.search(r"我们|公司", text):
+        return False
+    return all(_OWNED.search(text[max(0, m.start() - 40):m.start()]) is None for m in SECURITY.finditer(text))
+
+
 # The user saying their name ("my name is", "我叫"); IDENTITY adds what others call them.
 NAME = _rx(
     r"my name is", r"my name's", r"my (?:full|legal|first|last) name", r"I'm called",
@@ -1105,13 +1142,13 @@ def _kind(text: str) -> Kind:
 def classify(text: str) -> Classification:
     """Kind, salience (`importance`, 0..1), priority, pin and security flag of one utterance, by rules."""
     prepared = _prepare(text)
-    pin = bool(PIN.search(prepared))
+    pin = _pin_request(prepared)
     request, body = _strip_pin(prepared) if pin else ("", prepared)
     kind = next((named for cue, named in _NAMED_KIND if cue.search(request)), None) or _kind(body)
     temporary = kind is Kind.TEMPORARY
     # A question about passwords is not a secret and an aside about a headache not a medical record.
     health = bool(HEALTH.search(body)) and not temporary
-    security = bool(SECURITY.search(body)) and not temporary
+    security = bool(SECURITY.search(body)) and not temporary and not _security_advice(body)
     identity = bool(IDENTITY.search(body) or _INTRODUCTION.search(body)) and not temporary
     importance = BASE_IMPORTANCE[kind]
     if temporary and _is_small_talk(body):

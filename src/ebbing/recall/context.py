@@ -30,6 +30,43 @@ DATED_KINDS = frozenset({Kind.SUMMARY, Kind.EPISODE})  # things that happened: w
 
 
 @dataclass(frozen=True)
+class ContextConfig:
+    """How `Memory.context` shares its budget out among the sections that come whatever the question.
+
+    "Always remember" (pinned and P0 records) comes first, ordered by relevance to the query: the relevant
+    ones (found by the search) best first, then the unrelated ones that are short (at most
+    `essential_short_tokens`: "allergic to peanuts", a name, a hard rule) by importance and recency. Long
+    unrelated essentials wait until a question is about them. The section takes at most `essentials_share` of
+    the budget, except that a relevant pinned record always goes in (if the budget itself holds it).
+
+    "Preferences" always brings the user's current preference records (live, not superseded by a newer
+    value), relevant ones first, then by retention: at most `preferences_max` of them in `preferences_share`
+    of the budget, or `preferences_asked_max` in `preferences_asked_share` when the query asks about
+    preferences, style or how to answer. A profile of a few lines is what agents expect to come along.
+
+    "Current facts" takes the retrieved facts, decisions and preferences plus up to `facts_from_table`
+    current facts of the fact table whose slot shares terms with the query.
+    """
+
+    essentials_share: float = 0.25
+    essential_short_tokens: int = 48
+    preferences_share: float = 0.10
+    preferences_max: int = 5
+    preferences_asked_share: float = 0.25
+    preferences_asked_max: int = 20
+    facts_from_table: int = 8
+
+    def __post_init__(self) -> None:
+        for name in ("essentials_share", "preferences_share", "preferences_asked_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise InvalidInput(name, "must be between 0 and 1")
+        for name in ("essential_short_tokens", "preferences_max", "preferences_asked_max", "facts_from_table"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidInput(name, "must be a whole number >= 0")
+
+
+@dataclass(frozen=True)
 class ContextLine:
     record_id: str
     text: str

@@ -18,9 +18,10 @@ kind an agent remembers (preferences, decisions, plans, one line each), against 
   number of cl100k tokens would.
 
 Speed, measured on this project's 2-core machine: one 30 KB text takes 45-75 ms in English (7.6k tokens) and
-~10 ms in Chinese (30 KB is 11k characters); 1,000 short records take 65-110 ms, ~0.1 ms each. Texts up to
-1,024 characters are therefore kept in an LRU cache (the same 1,000 again: ~0.3 ms), since a context is built
-again and again from mostly the same records; a whole context is counted once and not cached.
+~10 ms in Chinese (30 KB is 11k characters); 1,000 short records take 65-110 ms, ~0.1 ms each. Counts are
+therefore kept in LRU caches (the same 1,000 again: ~0.3 ms), since a context is built again and again from
+mostly the same records: texts up to 1,024 characters by their text, longer ones (session summaries of a few
+thousand tokens) by a 128-bit BLAKE2b hash of their content, so the cache holds no long texts.
 
 `CharTokens` (a quarter of the characters, rounded up) is a crude, dependency-free counter for tests.
 """
@@ -28,14 +29,17 @@ again and again from mostly the same records; a whole context is counted once an
 from __future__ import annotations
 
 import functools
+import hashlib
 import threading
+from collections import OrderedDict
 from typing import Any, Protocol
 
 # e5_token_count counts "<s> passage: {text} </s>": two special tokens and two prefix pieces ("▁passage", ":").
 # The text's own leading "▁" is shared with the prefix's trailing space, as when the text is tokenized alone.
 _OVERHEAD = 4
-_CACHE_MAX_CHARS = 1024  # records and rendered lines are cached; a whole context is counted once, not cached
+_CACHE_MAX_CHARS = 1024  # texts up to this long are cached by text; longer ones by their content hash
 _CACHE_ENTRIES = 4096  # at most ~4 M characters; a context of 200 records uses ~200
+_LONG_ENTRIES = 2048  # long texts: 16-byte digests only, so ~0.3 MB whatever the texts' length
 
 _lock = threading.Lock()
 _model: Any = None
@@ -79,6 +83,26 @@ def _cached_count(text: str) -> int:
     return _raw_count(text)
 
 
+_long_lock = threading.Lock()
+_long_counts: OrderedDict[bytes, int] = OrderedDict()
+
+
+def _long_count(text: str) -> int:
+    """A long text's count, cached by a hash of its content in a bounded LRU."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _long_lock:
+        if key in _long_counts:
+            _long_counts.move_to_end(key)
+            return _long_counts[key]
+    count = _raw_count(text)  # outside the lock: counting releases the GIL, other threads go on
+    with _long_lock:
+        _long_counts[key] = count
+        _long_counts.move_to_end(key)
+        while len(_long_counts) > _LONG_ENTRIES:
+            _long_counts.popitem(last=False)
+    return count
+
+
 class XlmrTokens:
     """The default counter: XLM-R SentencePiece pieces, as the default embedder sees them. Thread-safe."""
 
@@ -87,7 +111,7 @@ class XlmrTokens:
     def count(self, text: str) -> int:
         if len(text) <= _CACHE_MAX_CHARS:
             return _cached_count(text)
-        return _raw_count(text)
+        return _long_count(text)
 
 
 class CharTokens:

@@ -586,6 +586,11 @@ class SQLiteStore:
                              "(m.pinned = 1 OR m.priority = 'P0') ORDER BY m.importance DESC, m.seq DESC LIMIT ?",
                              [tenant, user_id, limit])
 
+    def live_of_kind(self, tenant: str, user_id: str | None, kind: str, limit: int) -> list[MemoryRecord]:
+        """A user's live records of one kind, newest first."""
+        return self._records(f"m.tenant = ? AND m.user_id IS ? AND m.tier IN {_LIVE} AND m.kind = ? "
+                             "ORDER BY m.seq DESC LIMIT ?", [tenant, user_id, kind, limit])
+
     def session_turns(self, tenant: str, user_id: str | None, session_id: str, *, unconsolidated: bool,
                       limit: int = 100_000) -> list[MemoryRecord]:
         """A session's live records other than summaries, oldest first (the newest `limit` of them)."""

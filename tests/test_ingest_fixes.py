@@ -126,3 +126,24 @@ def test_a_promise_to_remember_is_not_a_pin(text: str) -> None:
 ])
 def test_a_request_to_remember_still_pins(text: str) -> None:
     assert classify(text).pin
+
+
+def test_a_generic_trailing_word_does_not_hide_the_head(store: Memory) -> None:
+    store.add("先记一个配置：我的数据库连接超时阈值是 30s。", user_id="u", at=T0)
+    store.add("把数据库连接超时改成 60s，因为并发从 200 涨到了 500", user_id="u", at=T0 + timedelta(days=1))
+    timeline = store.timeline("u", "超时阈值")
+    assert [(t["value"], t["current"]) for t in timeline] == [("30s", False), ("60s", True)]
+    assert timeline[1]["reason"] == "并发从 200 涨到了 500"
+    store.add("My phone is a Pixel 8", user_id="u", at=T0)
+    store.add("My phone number is 555 0192", user_id="u", at=T0 + timedelta(hours=1))
+    numbers = store.timeline("u", "phone number")  # a new slot: the phone itself was not superseded
+    assert [(t["value"], t["current"], t["supersedes"]) for t in numbers] == [("555 0192", True, None)]
+
+
+def test_a_pin_trigger_in_assistant_prose_does_not_pin(store: Memory) -> None:
+    advice = ("Keep the tenant out of the key unless you need to list sessions, and remember that key scans "
+              "are expensive.")
+    said = store.add(advice, user_id="u", metadata={"role": "assistant"}, at=T0).records[0]
+    assert not said.pinned and said.priority is not Priority.P0
+    asked = store.add("Please remember this: my manager is Priya Raman.", user_id="u", at=T0).records[0]
+    assert asked.pinned and asked.priority is Priority.P0

@@ -158,10 +158,12 @@ _NAMED_KIND = (
 )
 
 
-# The speaker promising to remember ("I'll remember this", "Sure, I will make a note of it", "我会记住的") is
-# an assistant's reply, not a request to the listener: a pin trigger right after such a promise does not pin,
-# unless the text also asks outright ("please remember", "请记住", "I want you to remember").
-_PROMISE = re.compile(r"(?:\b(?:I|we)(?:'ll|'ve| will| shall| am going to|'m going to)"
+# The speaker promising to remember ("I'll remember this", "Sure, I will make a note of it", "我会记住的",
+# "anything I should keep in mind") is an assistant's reply, not a request to the listener: a pin trigger
+# right after such a promise does not pin, unless the text also asks outright ("please remember", "请记住",
+# "I want you to remember").
+_PROMISE = re.compile(r"(?:\b(?:I|we)(?:'ll|'ve|'d| will| shall| should| can| could| would| must| need to|"
+                      r" am going to|'m going to)?"
                       r"|我(?:们)?(?:会|也会|一定会|都会|已经))"
                       r"\s*(?:always |definitely |certainly |surely |make sure to |try to |also )?$", re.IGNORECASE)
 _ASKED = re.compile(r"\bplease\b|\bpls\b|\b(?:want|need) you to\b|\byou (?:must|should|need to)\b|请|希望你|你要|你得|"

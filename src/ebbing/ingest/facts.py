@@ -57,6 +57,10 @@ _NOT_ATTRIBUTES = frozenset("it this that there he she they we i you 它 这 那
 # Single characters that are function words, not attributes: a slot made only of these is no slot ("而不是…" -> "不")
 _NOT_ATTRIBUTES |= frozenset("不 没 也 都 就 还 只 而 但 又 很 太 要 会 能 可 是 的 了 着 过 在 和 与 或 "
                              "却 才 再 并 则".split())
+# Words an attribute may end with that say what kind of value it is, not what it is about (stemmed as `terms`
+# stems them: "threshold", "valu"): "超时阈值" is about the timeout.
+# Kept short on purpose: "phone number", "log level", "数据库配置" are not what "phone", "log", "数据库" name.
+GENERIC_HEADS = frozenset(terms("threshold value") + "阈值 值 数值".split())
 MAX_VALUE_WORDS = 8  # a value longer than this is a clause someone said, not a value ("a separate concern that …")
 MAX_VALUE_CJK = 24
 _CLAUSE_VALUE = re.compile(
@@ -86,11 +90,14 @@ def slot_terms(attribute: str) -> frozenset[str]:
 
 
 def slot_head(attribute: str) -> str | None:
-    """The attribute's head: its last keyword term ("timeout" in "database connection timeout", "阈值" in
-    "数据库连接超时阈值"). Two slots where one's terms are a subset of the other's are the same slot only if
-    their heads agree: "database" is not "database connection timeout"."""
+    """The attribute's head: its last keyword term ("timeout" in "database connection timeout", "超时" in
+    "数据库连接超时阈值"), passing over generic trailing words such as "threshold", "value", "阈值" that
+    any attribute may end with ("超时阈值" and "数据库连接超时" both head on "超时"). Two slots where one's
+    terms are a subset of the other's are the same slot only if their heads agree: "database" is not
+    "database connection timeout"."""
     words = [t for t in terms(attribute) if t not in MODIFIERS]
-    return words[-1] if words else None
+    specific = [t for t in words if t not in GENERIC_HEADS]
+    return (specific or words)[-1] if words else None
 
 
 def same_slot(new: frozenset[str] | set[str], new_head: str | None, old: frozenset[str] | set[str],

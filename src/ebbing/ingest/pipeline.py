@@ -7,7 +7,9 @@ one transaction.
 
 Facts are the user's: a draft whose metadata has `"role": "assistant"` (the agent's own explanations,
 "the 60s database timeout is a separate concern…") is stored and searchable like any record, but no facts
-are extracted from it, so it neither states nor supersedes a value. One text yields at most one fact per
+are extracted from it, so it neither states nor supersedes a value, and a pin trigger in it ("…and remember
+that key scans are expensive", "anything I should keep in mind") does not pin it: only the caller's
+`pinned=True` does. One text yields at most one fact per
 slot: when it states the same slot twice, the last value stated wins ("30s, no, 60s"), and a record never
 supersedes its own facts.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,7 @@ from ebbing.recall.terms import terms
 from ebbing.store.base import Closing, FactRow, FullStore, SealedSecret
 
 LOW_INFORMATION_IMPORTANCE = 0.1
+PIN_BONUS = 0.3  # what a pin trigger adds to the classifier's importance (see ingest.classify)
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,9 @@ class Ingest:
 
     def _record(self, draft: Draft, text: str, secret: bool, low: bool, vector: np.ndarray) -> MemoryRecord:
         guess = self.classifier.classify(text)
+        if guess.pin and _from_assistant(draft):  # the assistant's advice is no request to keep anything
+            guess = replace(guess, pin=False, importance=max(guess.importance - PIN_BONUS, 0.0),
+                            priority=Priority.P0 if guess.security else Priority.P1)
         kind = draft.kind or (Kind.TEMPORARY if low else guess.kind)
         importance = draft.importance if draft.importance is not None else (
             min(guess.importance, LOW_INFORMATION_IMPORTANCE) if low else guess.importance)

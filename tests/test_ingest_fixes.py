@@ -147,3 +147,21 @@ def test_a_pin_trigger_in_assistant_prose_does_not_pin(store: Memory) -> None:
     assert not said.pinned and said.priority is not Priority.P0
     asked = store.add("Please remember this: my manager is Priya Raman.", user_id="u", at=T0).records[0]
     assert asked.pinned and asked.priority is Priority.P0
+
+
+@pytest.mark.parametrize("text", [
+    "can you check whether the 3pm room is booked? never mind, found it",  # a question states nothing
+    "超时阈值是多少？",
+    "我们定了：每周四中午开始代码冻结。",  # "定了" is a verb, not an attribute
+    "日志变慢可能是什么原因",
+    "你以后也会帮忙处理团队的事是吧",
+])
+def test_questions_and_verbs_state_no_fact(text: str) -> None:
+    assert RuleFacts().extract(text) == []
+
+
+def test_a_lead_in_before_a_colon_is_not_part_of_the_attribute() -> None:
+    (fact,) = RuleFacts().extract("先记一个配置：我的数据库连接超时阈值是 30s。")
+    assert (fact.subject, fact.attribute, fact.value) == ("user", "数据库连接超时阈值", "30s")
+    (fact,) = RuleFacts().extract("Quick note: my build timeout is 10 minutes")
+    assert (fact.attribute, fact.value) == ("build timeout", "10 minutes")

@@ -85,6 +85,11 @@ class FactExtractor(Protocol):
     def extract(self, text: str) -> list[Fact]: ...
 
 
+# "定了：…", "可能是什么原因", "你以后也会…是": a verb with its aspect particle, a question word or the listener
+# doing something is no attribute
+_NOT_AN_ATTRIBUTE = re.compile(r"[了过]\s*$|什么|怎么|哪[个些里儿]|多少|^(?:可能|也许|大概|应该)$|^你(?!的)")
+
+
 def slot_terms(attribute: str) -> frozenset[str]:
     return frozenset(t for t in terms(attribute) if t not in MODIFIERS)
 
@@ -116,7 +121,7 @@ def is_value(value: str) -> bool:
     cjk = len(re.findall(r"[\u4e00-\u9fff]", value))
     if cjk > MAX_VALUE_CJK or len(re.findall(r"[A-Za-z0-9][\w'.-]*", value)) > MAX_VALUE_WORDS:
         return False
-    return not _CLAUSE_VALUE.match(value)
+    return not _CLAUSE_VALUE.match(value) and not re.search(r"什么|怎么|为什么|[吗呢]\s*$", value)
 
 
 def _subject(attribute: str) -> tuple[str, str]:
@@ -135,10 +140,14 @@ class RuleFacts:
         reason = reason_match.group("reason").strip() if reason_match else None
         head = text[: reason_match.start()] if reason_match else text
         out: list[Fact] = []
-        for clause in re.split(r"[。；;！？!?\n，,]|\.(?:\s|$)", head):
-            fact = self._clause(clause)
-            if fact is not None:
-                out.append(Fact(fact.subject, fact.attribute, fact.value, reason, fact.change))
+        parts = re.split(r"([。；;！？!?\n]|\.(?:\s|$))", head)  # sentences, each followed by its end mark
+        for index in range(0, len(parts), 2):
+            if index + 1 < len(parts) and parts[index + 1] in ("?", "？"):
+                continue  # a question states nothing: "超时阈值是多少？", "is the timeout 30s?"
+            for clause in re.split(r"[，,]", parts[index]):
+                fact = self._clause(clause)
+                if fact is not None:
+                    out.append(Fact(fact.subject, fact.attribute, fact.value, reason, fact.change))
         return out
 
     def _clause(self, clause: str) -> Fact | None:
@@ -146,10 +155,13 @@ class RuleFacts:
             return None
         for pattern, change in _PATTERNS:
             for match in pattern.finditer(clause):
-                subject, attribute = _subject(match.group("attr"))
+                # "先记一个配置：我的超时阈值是 30s", "Note: my timeout is 30s": the attribute starts after the colon
+                subject, attribute = _subject(re.sub(r"^.*[：:]\s*", "", match.group("attr")))
                 attribute = re.sub(r"^(?:[，,、]|and\s|also\s|so\s|然后|所以|而且)\s*", "", attribute).strip()
                 value = match.group("value").strip().strip("\"'“”‘’「」")
                 if not attribute or not value or len(attribute) > 60 or len(value) > 80 or not is_value(value):
+                    continue
+                if _NOT_AN_ATTRIBUTE.search(attribute):
                     continue
                 slot = slot_terms(attribute)
                 if not slot or slot <= _NOT_ATTRIBUTES:

@@ -165,3 +165,8 @@ def test_a_lead_in_before_a_colon_is_not_part_of_the_attribute() -> None:
     assert (fact.subject, fact.attribute, fact.value) == ("user", "数据库连接超时阈值", "30s")
     (fact,) = RuleFacts().extract("Quick note: my build timeout is 10 minutes")
     assert (fact.attribute, fact.value) == ("build timeout", "10 minutes")
+
+
+def test_a_lowercase_latin_word_in_chinese_is_not_a_name() -> None:
+    found = names("这个 bug 和 tenant 的 limit 有关，Atlas 组在看 gRPC 的问题")
+    assert {"Atlas", "gRPC"} <= found and not found & {"bug", "tenant", "limit"}

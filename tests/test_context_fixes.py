@@ -164,3 +164,13 @@ def test_long_preference_records_stay_out_of_the_preferences_section(mem: Memory
     short = mem.add("please keep your answers concise", user_id="u", kind="preference", at=T0).records[0]
     context = mem.context("which host runs staging?", user_id="u", budget_tokens=8000, at=LATER)
     assert section_ids(context, "preferences") == [short.id] and long.id not in section_ids(context, "preferences")
+
+
+def test_unrelated_pinned_records_come_before_unrelated_p0_ones_under_the_cap(mem: Memory) -> None:
+    words = " ".join(f"note {i} about the quarterly offsite planning and the venue" for i in range(8))
+    pinned = mem.add(f"Always remember: {words}", user_id="u", pinned=True, at=T0).records[0]  # long, pinned
+    long_p0 = mem.add(f"Critical: {words} for the security audit", user_id="u", priority="P0", kind="fact",
+                      at=T0).records[0]
+    context = mem.context("which host runs staging?", user_id="u", budget_tokens=2000, at=LATER)
+    ids = section_ids(context, "pinned")
+    assert pinned.id in ids and long_p0.id not in ids

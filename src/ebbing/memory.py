@@ -528,9 +528,11 @@ class Memory:
         config = self.context_config
         found = self.store.essentials(self.tenant, user, 200)  # by importance, then newest
         relevant = sorted((r for r in found if r.id in rank), key=lambda r: rank[r.id])
-        short = [r for r in found if r.id not in rank and self._line_cost(r) <= config.essential_short_tokens]
+        pinned = [r for r in found if r.id not in rank and r.pinned]
+        short = [r for r in found if r.id not in rank and not r.pinned
+                 and self._line_cost(r) <= config.essential_short_tokens]
         cap, used, out = int(config.essentials_share * budget), 0, []
-        for record in relevant + short:
+        for record in relevant + pinned + short:
             cost = self._line_cost(record)
             if used + cost <= cap or (record.pinned and record.id in rank):
                 out.append(record)

@@ -34,9 +34,10 @@ class ContextConfig:
     """How `Memory.context` shares its budget out among the sections that come whatever the question.
 
     "Always remember" (pinned and P0 records) comes first, ordered by relevance to the query: the relevant
-    ones (found by the search) best first, then the unrelated ones that are short (at most
-    `essential_short_tokens`: "allergic to peanuts", a name, a hard rule) by importance and recency. Long
-    unrelated essentials wait until a question is about them. The section takes at most `essentials_share` of
+    ones (found by the search) best first, then the other pinned ones (someone asked for them to be kept in
+    mind), then the other P0 ones that are short (at most `essential_short_tokens`: "allergic to peanuts", a
+    name, a hard rule), each group by importance and recency. Long unrelated P0 records wait until a question
+    is about them. The section takes at most `essentials_share` of
     the budget, except that a relevant pinned record always goes in (if the budget itself holds it).
 
     "Preferences" always brings the user's current preference records (live, not superseded by a newer

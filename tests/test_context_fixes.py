@@ -174,3 +174,19 @@ def test_unrelated_pinned_records_come_before_unrelated_p0_ones_under_the_cap(me
     context = mem.context("which host runs staging?", user_id="u", budget_tokens=2000, at=LATER)
     ids = section_ids(context, "pinned")
     assert pinned.id in ids and long_p0.id not in ids
+
+
+def test_preferences_stay_live_through_consolidation(tmp_path: Path) -> None:
+    with Memory(tmp_path / "m.db", embedder=HashEmbedder(),
+                consolidation=ConsolidationConfig(working_budget_tokens=200)) as mem:
+        dark = mem.add("I use dark mode everywhere, dark theme please", user_id="u", session_id="s", kind="preference",
+                       at=T0).records[0]
+        for i in range(30):
+            mem.add(f"Turn {i}: the Cygnus dashboard showed a p99 of {100 + i} ms after the deploy.", user_id="u",
+                    session_id="s", at=T0 + timedelta(minutes=i + 1))
+        summaries = [r for r in mem.export(user_id="u") if r["kind"] == "summary"]
+        assert any(dark.id in s["source_ids"] for s in summaries)
+        assert mem.get(dark.id).tier.value in ("hot", "warm")
+        context = mem.context("Make me a mockup. Which of my preferences should it follow?", user_id="u",
+                              budget_tokens=2000, at=LATER)
+        assert dark.id in section_ids(context, "preferences")

@@ -252,7 +252,10 @@ class Memory:
             events.append(unpin)
         self.store.mark_consolidated(self.tenant, [t.id for t in batch], record.id)
         holding = {f.memory_id for f in self.store.current_facts(self.tenant, scope.user_id)}
-        raw = [t for t in batch if t.id not in holding and not t.pinned and not t.held]
+        # What stays live besides the summary: turns holding a current fact, pinned or held ones, and the user's
+        # preferences (the context's "Preferences" section reads them; a summary would bury them).
+        raw = [t for t in batch
+               if t.id not in holding and not t.pinned and not t.held and t.kind is not Kind.PREFERENCE]
         moves = [Event(t.id, "tier", when(now), self.actor, f"consolidated into summary {record.id}",
                        {"from": t.tier.value, "to": Tier.COLD.value, "policy": "consolidation"}) for t in raw]
         seqs = [seq for t in raw if (seq := self.store.seq_of(self.tenant, t.id)) is not None]

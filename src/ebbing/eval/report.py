@@ -174,10 +174,16 @@ def plot(result: dict[str, Any], path: Path) -> None:
                "fifo": "#7f7f7f", "ebbing_no_forgetting": "#ff7f0e"}
     markers = {"ebbing": "o", "ebbing_cold": "s", "full_bm25": "^", "full_vector": "v", "fifo": "X",
                "ebbing_no_forgetting": "D"}
+    # Systems of the same store size sit on top of each other: each value is written beside its point.
+    offsets = {"ebbing": (8, -14), "ebbing_cold": (8, 6), "fifo": (-34, 6), "full_bm25": (-40, 6),
+               "full_vector": (-40, -12), "ebbing_no_forgetting": (-46, -4)}
     for axis, metric in zip(axes, ("recall@10", "recall@2000tok"), strict=True):
         for name, s in result["systems"].items():
-            axis.scatter([100 * s["live_fraction"]], [100 * s[metric]], s=70, color=colours.get(name, "black"),
-                         marker=markers.get(name, "o"), label=LABELS.get(name, name), zorder=3)
+            x, y = 100 * s["live_fraction"], 100 * s[metric]
+            axis.scatter([x], [y], s=70, color=colours.get(name, "black"), marker=markers.get(name, "o"),
+                         label=LABELS.get(name, name), zorder=3)
+            axis.annotate(f"{y:.1f}", (x, y), textcoords="offset points", xytext=offsets.get(name, (6, 6)),
+                          fontsize=8, color=colours.get(name, "black"))
         axis.set_xlabel("live store (hot + warm records), % of turns")
         axis.set_title(f"evidence {metric}")
         axis.set_xlim(0, 105)

@@ -508,3 +508,14 @@ def test_benchmark_command_prints_tables(capsys: pytest.CaptureFixture[str]) -> 
     bench.main(["--data", str(DATA / "classify-dev.jsonl")])
     out = capsys.readouterr().out
     assert "kind confusion" in out and "pin precision / recall" in out
+
+
+@pytest.mark.parametrize("text", ["Morning! I'm Maya Chen, backend lead on the Atlas team, so let me set a few things "
+                                  "straight first.", "Good afternoon all, I'm Tomás Ruiz from the data team."])
+def test_an_introduction_after_a_greeting_is_an_identity_fact(text: str) -> None:
+    result = classify(text)
+    assert (result.kind, result.priority) == (Kind.FACT, Priority.P0)
+
+
+def test_a_greeting_with_no_name_is_still_small_talk() -> None:
+    assert classify("hi, i'm going to lunch").kind is Kind.TEMPORARY

@@ -945,7 +945,9 @@ IDENTITY = _rx(
 )
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I'd|I've|I'll|me|my|mine|myself)\b|我", re.IGNORECASE)
 # "I'm Sofia Marquez": a capitalised name right after "I'm" (case matters here, so a pattern of its own).
-_INTRODUCTION = re.compile(r"^(?:hi,? |hello,? )?I'?m [A-Z][a-z]+(?: [A-Z][a-z'-]+)+\b(?! (?:and|or)\b)")
+# A greeting may come first: "Hi, I'm ...", "Morning! I'm ...", "Good afternoon all, I'm ...".
+_INTRODUCTION = re.compile(r"^(?i:(?:hi|hello|hey|(?:good )?(?:morning|afternoon|evening))(?: there| all| everyone)?"
+                           r"[,!.]* )?I'?m [A-Z][a-zà-öø-ÿ]+(?: [A-Z][a-zà-öø-ÿ'-]+)+\b(?! (?:and|or)\b)")
 
 # --- temporary ----------------------------------------------------------------------------------------
 

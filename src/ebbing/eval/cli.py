@@ -77,8 +77,9 @@ def _show(result: dict[str, Any]) -> None:
     out.print(_table(f"LoCoMo evidence recall, % ({len(run['conversations'])} conversations, {run['turns']} turns, "
                      f"{run['questions']} questions of categories 1-4)", HEADER, rows(result)))
     out.print(_table("Recall@10 by category, % (questions)", *category_rows(result)))
-    out.print(_table("Evidence turns in the top 10 by age at question time, % (evidence turns)", *age_rows(result)))
-    out.print(_table("Evidence turns in the top 10 by where Ebbing keeps them, % (evidence turns)",
+    out.print(_table("Evidence ids in the top 10 by the turn's age at question time, % (ids over all questions)",
+                     *age_rows(result)))
+    out.print(_table("Evidence ids in the top 10 by where Ebbing keeps the turn, % (ids over all questions)",
                      *fate_rows(result)))
     judged = {name: s["answer"] for name, s in result["systems"].items() if "answer" in s}
     if judged:
@@ -103,8 +104,8 @@ def locomo(
     plot: Annotated[Path | None, typer.Option("--plot", help="Draw recall against live store size "
                                               "to this PNG.")] = None,
     as_markdown: Annotated[bool, typer.Option("--markdown", help="Print the tables as Markdown.")] = False,
-    sweeps: Annotated[str, typer.Option("--sweeps", help="session: sweep once at each session start (the same "
-                                        "tiers, see docs/evaluation.md); daily: at every midnight crossed.")
+    sweeps: Annotated[str, typer.Option("--sweeps", help="session: sweep once at each session start (nearly the "
+                                        "same tiers, docs/evaluation.md); daily: at every midnight crossed.")
                       ] = "session",
     turn_queries: Annotated[str, typer.Option("--turn-queries", help="The vector the agent recalls with before "
                                               "each turn: passage (the one it stores; each turn embedded once) "

@@ -154,10 +154,11 @@ def markdown(result: dict[str, Any]) -> str:
 
     parts = [table(HEADER, rows(result)),
              "Recall@10 by category (questions):\n\n" + table(*category_rows(result)),
-             "Evidence turns found in the top 10, by age at question time (evidence turns):\n\n"
+             "Evidence ids found in the top 10, by the turn's age at question time (evidence ids over all "
+             "questions):\n\n"
              + table(*age_rows(result)),
-             "Evidence turns found in the top 10, by where Ebbing (forgetting on) keeps them at question time "
-             "(evidence turns):\n\n" + table(*fate_rows(result))]
+             "Evidence ids found in the top 10, by where Ebbing (forgetting on) keeps the turn at question time "
+             "(evidence ids over all questions):\n\n" + table(*fate_rows(result))]
     return "\n\n".join(parts) + "\n"
 
 

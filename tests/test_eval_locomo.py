@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from ebbing.embed.hashing import HashEmbedder
@@ -113,6 +114,13 @@ def test_bad_data_names_the_option(tmp_path: Path) -> None:
         load(tmp_path / "x.json")
     result = CliRunner().invoke(eval_app, ["locomo", "--data", str(tmp_path / "missing.json")])
     assert result.exit_code == 2 and "--data" in result.output
+
+
+def test_the_app_mounts_under_the_main_cli() -> None:
+    main = typer.Typer()
+    main.add_typer(eval_app, name="eval")
+    result = CliRunner().invoke(main, ["eval", "locomo", "--help"])
+    assert result.exit_code == 0 and "--conversations" in result.output and "--plot" in result.output
 
 
 def test_conversation_selection() -> None:

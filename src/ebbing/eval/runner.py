@@ -169,7 +169,7 @@ def _conversation(conversation: Conversation, cache: CachingEmbedder, folder: Pa
     for name, forgetting in (("ebbing", True), ("ebbing_no_forgetting", False)):
         progress.label = f"{conversation.sample_id}: replaying ({name})"
         replay = Replay(conversation, cache, folder / name, forgetting=forgetting, sweeps=sweeps,
-                        turn_queries=turn_queries, tokens=tokens, on_turn=progress.step)
+                        turn_queries=turn_queries, on_turn=progress.step)
         replay.run()
         replays[name] = replay
     main, plain = replays["ebbing"], replays["ebbing_no_forgetting"]

@@ -203,7 +203,7 @@ class Replay:
 
     def __init__(self, conversation: Conversation, embedder: CachingEmbedder, directory: Path, *,
                  forgetting: bool = True, sweeps: str = "session", turn_queries: str = "passage",
-                 tokens: TokenCounter, on_turn: Callable[[], None] | None = None) -> None:
+                 on_turn: Callable[[], None] | None = None) -> None:
         if sweeps not in ("daily", "session"):
             raise ValueError("sweeps must be daily or session")
         if turn_queries not in ("passage", "query"):
@@ -214,7 +214,6 @@ class Replay:
         self.directory = directory
         self.forgetting = forgetting
         self.sweeps = sweeps
-        self.tokens = tokens
         self.on_turn = on_turn
         self.user = conversation.sample_id
         self.merged: dict[str, set[str]] = {}  # record id -> dia_ids of turns merged into it

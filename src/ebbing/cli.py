@@ -25,6 +25,7 @@ from rich.table import Column, Table
 from ebbing.clock import to_epoch
 from ebbing.errors import EbbingError, InvalidInput, NotFound
 from ebbing.eval.cli import eval_app
+from ebbing.mcp_server import mcp_command
 from ebbing.memory import Memory
 from ebbing.model import Event, Hit, MemoryRecord
 from ebbing.retention.base import RecordBatch
@@ -39,6 +40,7 @@ bench_app = typer.Typer(help="Benchmarks. Bare `ebbing bench` runs the 14-day ag
                         invoke_without_command=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(eval_app, name="eval")
+app.command("mcp")(mcp_command)
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)

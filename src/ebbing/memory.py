@@ -210,12 +210,17 @@ class Memory:
         priority: str | None = None,
         metadata: dict[str, Any] | None = None,
         at: Instant = None,
+        *,
+        dedupe: bool = True,
     ) -> AddResult:
-        """Remember `text`. Kind, importance and priority left None are inferred from the text."""
+        """Remember `text`. Kind, importance and priority left None are inferred from the text.
+
+        A restatement of a stored record strengthens that record instead of adding a copy, unless `dedupe=False`
+        (a key-value surface such as the LangGraph store, where every key is its own record)."""
         draft = self._draft({"text": text, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
                              "kind": kind, "importance": importance, "pinned": pinned, "priority": priority,
                              "metadata": metadata}, at)
-        records, events = self._write([draft], dedupe=True)
+        records, events = self._write([draft], dedupe=validate.flag(dedupe, "dedupe"))
         if draft.scope.session_id is not None and records and records[0].session_id == draft.scope.session_id:
             events += self._consolidate(draft.scope, draft.created_at)
         return AddResult(records, events)

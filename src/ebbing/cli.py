@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Column, Table
 
+from ebbing.bench.serve import bench_serve
 from ebbing.clock import to_epoch
 from ebbing.errors import EbbingError, InvalidInput, NotFound
 from ebbing.eval.cli import eval_app
@@ -32,6 +33,7 @@ from ebbing.retention.base import RecordBatch
 from ebbing.retention.config import DAY
 from ebbing.retention.curve import kind_curves, retention_curve
 from ebbing.retention.plot import plot_kinds, plot_record
+from ebbing.server.cli import keys_app, serve, worker
 
 app = typer.Typer(help="Long-term memory for AI agents that forgets the way people do.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -40,6 +42,10 @@ bench_app = typer.Typer(help="Benchmarks. Bare `ebbing bench` runs the 14-day ag
                         invoke_without_command=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(eval_app, name="eval")
+app.command("serve")(serve)
+app.command("worker")(worker)
+app.add_typer(keys_app, name="keys")
+bench_app.command("serve")(bench_serve)
 app.command("mcp")(mcp_command)
 
 out = Console(soft_wrap=True)

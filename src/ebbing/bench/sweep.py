@@ -11,9 +11,9 @@ What it measures, in one run over one store of N records (default 1,000,000) in 
   served by `TinyEmbedder` (`bench-sweep-16:16`), so `Memory(path, embedder=TinyEmbedder())` opens it.
 - load: the retention columns of every record read through `SQLiteStore.sweep_rows` pages (5,000 a page,
   as `Sweeper.run` reads them) and joined into one `RecordBatch`.
-- evaluate: `Composite(config).score(batch, now)` + `.tiers()` over all N at once (best of 15: one run takes
-  a few milliseconds, so a single scheduler hiccup on a shared machine would otherwise decide it), and summed
-  over the 5,000-row pages as a sweep does it.
+- evaluate: `Composite(config).placement(batch, now)` (score, tier, and where a forgotten record settles) over
+  all N at once (best of 15: one run takes a few milliseconds, so a single scheduler hiccup on a shared machine
+  would otherwise decide it), and summed over the 5,000-row pages as a sweep does it.
 - baseline: the seed article's per-record loop over plain tuples of the same data: `1.0` if pinned, else
   `W * exp(-(now - last) / (S0 * (1 + ln(1 + beta * n))))`, then if/elif to a tier. Over all N, or over a
   200,000-record sample extrapolated linearly when the full loop would take more than a minute (the
@@ -441,8 +441,10 @@ def evaluate(store: FullStore, config: RetentionConfig, on_step: Callable[[str],
     batch, pages, tiers = load(store)
     load_seconds = time.perf_counter() - began
     composite = Composite(config)
-    evaluate_seconds, codes = _best(lambda: composite.tiers(composite.score(batch, NOW)), EVALUATE_REPEATS)
-    paged_seconds, _ = _best(lambda: [composite.tiers(composite.score(p, NOW)) for p in pages], 3)
+    evaluate_seconds, codes = _best(lambda: composite.placement(batch, NOW), EVALUATE_REPEATS)
+    paged_seconds, _ = _best(lambda: [composite.placement(p, NOW) for p in pages], 3)
+    # The loops below know only the thresholds (the seed has no archive window): compare tiers before settling.
+    by_score = composite.tiers(composite.score(batch, NOW))
     if on_step:
         on_step("baseline: per-record Python loop")
     seconds, measured, extrapolated, loop_tiers = _loop_time(baseline, baseline_rows(batch), config)
@@ -452,14 +454,14 @@ def evaluate(store: FullStore, config: RetentionConfig, on_step: Callable[[str],
         "evaluate_ns_per_record": round(evaluate_seconds / len(batch) * 1e9, 1),
         "baseline_seconds": round(seconds, 6), "baseline_measured_records": measured,
         "baseline_extrapolated": extrapolated, "baseline_ns_per_record": round(seconds / len(batch) * 1e9, 1),
-        "baseline_tier_agreement": _agreement(loop_tiers, codes),
+        "baseline_tier_agreement": _agreement(loop_tiers, by_score),
     }
     if on_step:
         on_step("per-record loop of the full composite")
     seconds, measured, extrapolated, loop_tiers = _loop_time(full_loop, full_rows(batch), config)
     out["full_loop"] = {"seconds": round(seconds, 6), "measured_records": measured, "extrapolated": extrapolated,
                         "ns_per_record": round(seconds / len(batch) * 1e9, 1),
-                        "tier_agreement": _agreement(loop_tiers, codes)}
+                        "tier_agreement": _agreement(loop_tiers, by_score)}
     out["expected_transitions"] = _moves(tiers, codes)
     return out
 

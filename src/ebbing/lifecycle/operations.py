@@ -121,7 +121,7 @@ class Lifecycle:
         if not records:
             return {}
         batch = RecordBatch.from_records(records)
-        targets = self.composite.tiers(self.composite.score(batch, at))
+        targets = self.composite.placement(batch, at)
         lifted = {}
         for record, code in zip(records, targets, strict=True):
             target = TIER_OF_CODE[int(code)]

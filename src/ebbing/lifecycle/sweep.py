@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ebbing.lifecycle.archive import Archive
-from ebbing.model import Event, MemoryRecord, Tier, when
+from ebbing.model import Event, MemoryRecord, Priority, Tier, when
 from ebbing.retention.base import PRIORITIES
 from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.retention.config import DAY, RetentionConfig
@@ -65,15 +65,21 @@ def reasons(composite: Composite, config: RetentionConfig, rows: SweepRows, now:
     idle_days = (now - rows.batch.referenced_at) / DAY
     thresholds = config.thresholds
     out = {}
+    archived = f"; kept in the cold archive until {config.archive_days:g} days without use"
     for i in which.tolist():
         code = targets[i]
         tier = TIER_OF_CODE[int(code)]
-        if gate[i] == 0:
-            priority = PRIORITIES[int(rows.batch.priority[i])]
+        faded = scores[i] < thresholds[Tier.COLD]
+        priority = PRIORITIES[int(rows.batch.priority[i])]
+        if tier is Tier.TRASH and faded and priority is Priority.P1 and config.archive_days > 0:
+            out[i] = f"{idle_days[i]:.0f} days without use, past the archive limit {config.archive_days:g}"
+        elif gate[i] == 0:
             out[i] = (f"priority {priority.value} expired: {idle_days[i]:.0f} days without use "
-                      f"(limit {config.expiry_days[priority]:g})")
+                      f"(limit {config.expiry_days[priority]:g})" + (archived if tier is Tier.COLD else ""))
         elif tier is Tier.TRASH:
             out[i] = f"retention {scores[i]:.3f} below the cold threshold {thresholds[Tier.COLD]:g}"
+        elif tier is Tier.COLD and faded:
+            out[i] = f"retention {scores[i]:.3f} below the cold threshold {thresholds[Tier.COLD]:g}" + archived
         else:
             above = {Tier.WARM: Tier.HOT, Tier.COLD: Tier.WARM}.get(tier, tier)
             out[i] = f"retention {scores[i]:.3f} below the {above.value} threshold {thresholds[above]:g}"
@@ -131,7 +137,7 @@ class Sweeper:
 
     def _batch(self, rows: SweepRows, at: float, dry_run: bool, report: SweepReport) -> None:
         scores = self.composite.score(rows.batch, at)
-        targets = self.composite.tiers(scores)
+        targets = self.composite.settle(rows.batch, self.composite.tiers(scores), at)
         current = np.array([_RANK_OF_NAME[t] for t in rows.tiers])
         moving = np.flatnonzero(targets > current)
         if len(moving) == 0:

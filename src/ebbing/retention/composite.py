@@ -9,9 +9,11 @@ How the three policies combine, per record, at a time `now`:
                                                             scores 0, i.e. forgotten, whatever its decay says
     score = 1.0 exactly for exempt records (pinned, under legal hold, or P0)
 
-Tiers come from the thresholds: score >= hot -> hot, >= warm -> warm, >= cold -> cold, else forgotten
-(the trash). Tiers are handled as small integer codes (0 hot .. 3 forgotten) so a whole batch is
-classified in one numpy call; `TIER_OF_CODE` turns a code back into a `Tier`.
+Tiers come from the thresholds: score >= hot -> hot, >= warm -> warm, >= cold -> cold, else forgotten.
+Where a forgotten record goes is `settle`'s decision: a P1 record stays in the cold archive until
+`archive_days` after its last use, everything else goes to the trash. Tiers are handled as small integer
+codes (0 hot .. 3 forgotten) so a whole batch is classified in one numpy call; `TIER_OF_CODE` turns a code
+back into a `Tier`.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from ebbing.errors import InvalidInput
-from ebbing.model import Tier
+from ebbing.model import Priority, Tier
 from ebbing.retention import fused
-from ebbing.retention.base import RecordBatch
+from ebbing.retention.base import PRIORITIES, RecordBatch
 from ebbing.retention.config import DAY, RetentionConfig
 from ebbing.retention.ebbinghaus import Ebbinghaus
 from ebbing.retention.importance import Importance
@@ -33,6 +35,8 @@ from ebbing.retention.priority import PriorityExpiry
 
 TIER_OF_CODE: tuple[Tier, ...] = (Tier.HOT, Tier.WARM, Tier.COLD, Tier.TRASH)  # trash = forgotten
 FORGOTTEN = TIER_OF_CODE.index(Tier.TRASH)
+COLD = TIER_OF_CODE.index(Tier.COLD)
+P1 = PRIORITIES.index(Priority.P1)
 HOUR = 3_600.0
 PRECISION = 60.0  # seconds: projected_change refines a tier drop to within this
 
@@ -101,6 +105,28 @@ class Composite:
         out: np.ndarray = (3 - (scores >= cold).astype(np.int8) - (scores >= warm) - (scores >= hot)).astype(np.int8)
         return out
 
+    def settle(self, batch: RecordBatch, codes: np.ndarray, now: float | np.ndarray) -> np.ndarray:
+        """Where each record belongs, from its tier code: a forgotten P1 record is kept in the cold archive until
+        `archive_days` after its last use (an agent may still need what faded from its working memory, and the
+        archive costs no live space); other forgotten records go to the trash. Only the forgotten are looked at,
+        so a sweep of mostly live records pays almost nothing for it."""
+        forgotten = np.flatnonzero(codes == FORGOTTEN)
+        if forgotten.size == 0 or self.config.archive_days <= 0:
+            return codes
+        last, created = batch.last_accessed_at[forgotten], batch.created_at[forgotten]
+        referenced = np.where(np.isnan(last), created, last)
+        moment = now if np.ndim(now) == 0 else np.asarray(now)[forgotten]
+        keep = (batch.priority[forgotten] == P1) & (moment - referenced <= self.config.archive_days * DAY)
+        if not keep.any():
+            return codes
+        out = codes.copy()
+        out[forgotten[keep]] = COLD
+        return out
+
+    def placement(self, batch: RecordBatch, now: float) -> np.ndarray:
+        """Tier codes a sweep at `now` would give: the score's tier, settled."""
+        return self.settle(batch, self.tiers(self.score(batch, now)), now)
+
     def projected_change(self, batch_of_one: RecordBatch, now: float,
                          horizon_days: float = 3650) -> tuple[float, Tier] | None:
         """When the record would first drop below its current tier if never used again, and to which tier.
@@ -116,7 +142,7 @@ class Composite:
             raise InvalidInput("horizon_days", "must be a finite number > 0")
         if bool(batch_of_one.exempt[0]):
             return None
-        current = int(self.tiers(self.score(batch_of_one, now))[0])
+        current = int(self.placement(batch_of_one, now)[0])
         if current == FORGOTTEN:
             return None
         horizon = horizon_days * DAY
@@ -144,4 +170,4 @@ class Composite:
     def _codes_at(self, batch_of_one: RecordBatch, times: np.ndarray) -> np.ndarray:
         """Tier codes of one record at many times: the record repeated once per time, scored in one call."""
         repeated = take(batch_of_one, np.zeros(len(times), dtype=np.intp))
-        return self.tiers(self.score(repeated, times))
+        return self.settle(repeated, self.tiers(self.score(repeated, times)), times)

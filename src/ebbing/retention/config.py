@@ -55,6 +55,10 @@ class RetentionConfig:
     thresholds: Mapping[Tier, float] = field(default_factory=lambda: _frozen({
         Tier.HOT: 0.75, Tier.WARM: 0.40, Tier.COLD: 0.15,
     }))
+    # A P1 record that fades below the cold threshold, or whose priority expires, stays in the cold archive
+    # (searchable with cold fallback, restorable) until this long after its last use; only then the trash.
+    # P2 records (small talk, reminders) go straight to the trash. 0 sends P1 there at once as well.
+    archive_days: float = 365.0
     grace_days: float = 30.0  # time in the trash before a record is purged
     sweep_period: float = DAY  # with spread=True each record is due once per period, on its hash slot
 
@@ -64,7 +68,7 @@ class RetentionConfig:
             "protection_days": self.protection_days, "protection_floor": self.protection_floor,
             "security_factor": self.security_factor, "marked_factor": self.marked_factor,
             "updated_factor": self.updated_factor, "blend_importance": self.blend_importance,
-            "grace_days": self.grace_days, "sweep_period": self.sweep_period,
+            "grace_days": self.grace_days, "sweep_period": self.sweep_period, "archive_days": self.archive_days,
             **{f"stability_days.{k}": v for k, v in self.stability_days.items()},
             **{f"expiry_days.{k}": v for k, v in self.expiry_days.items()},
             **{f"type_scores.{k}": v for k, v in self.type_scores.items()},

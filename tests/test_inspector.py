@@ -159,6 +159,8 @@ def test_actions_change_the_store_and_redirect_back(client: TestClient, seeded: 
     with store(seeded) as memory, pytest.raises(NotFound):
         memory.get(tea)
     assert client.get(f"/inspector/memories/{tea}").status_code == 404
+    everyone = client.get("/").text.split('data-testid="log"')[1]  # a purge keeps no owner: all users' log
+    assert tea in everyone and "purged on request" in everyone and "tier purged" in everyone
     assert client.post(f"/inspector/memories/{trip}/explode", data={"back": back}).status_code == 404
 
 

@@ -134,8 +134,21 @@ def test_langgraph_store_through_the_base_store_api(mem: Memory, tmp_path: Path)
             assert await again.aget(("memories", "dana"), "pet") is None
 
         asyncio.run(use_async())
+
+        # An item the other process adds is found by a search in a namespace this store knows, then by key.
+        again.put(ALICE, "pet", {"text": "Alice has a parrot called Kiwi"})
+        assert store.get(ALICE, "pet") is None  # not in this store's index yet
+        assert [h.key for h in store.search(ALICE, query="parrot Kiwi")] == ["pet"]
+        assert store.get(ALICE, "pet").value == {"text": "Alice has a parrot called Kiwi"}
     finally:
         again.memory.close()
+
+    # A key deleted, written anew, and its old record restored from the trash: the item is the new one.
+    old = record_of(mem, ALICE, "theme-again")["id"]
+    store.put(ALICE, "theme-again", {"text": "Alice prefers dark mode in every editor, again", "n": 9})
+    mem.restore(old)
+    found = [h for h in store.search(ALICE, query="dark mode editor") if h.key == "theme-again"]
+    assert [h.value["n"] for h in found] == [9] and store.get(ALICE, "theme-again").value["n"] == 9
 
 
 class Chat(TypedDict, total=False):

@@ -158,7 +158,7 @@ class EbbingStore(BaseStore):
                 if wanted < 1:
                     break
                 hits = self.memory.search(op.query, user_id=user, limit=wanted, filters={NAMESPACE: {"$in": names}})
-                found += [(h.record, h.score) for h in hits]
+                found += [(h.record, h.score) for h in hits if self._claims(h.record)]
             found.sort(key=lambda pair: -(pair[1] or 0.0))
         else:
             for (ns, _key), memory_id in list(self._keys().items()):
@@ -227,6 +227,12 @@ class EbbingStore(BaseStore):
                     index[slot] = (row["updated_at"], row["id"])
             self._index = {slot: memory_id for slot, (_, memory_id) in index.items()}
         return self._index
+
+    def _claims(self, record: MemoryRecord) -> bool:
+        """Whether the record is its key's item: a record another writer added since the index was built is
+        learnt; of two records claiming one key (an old one restored from the trash), the indexed one wins."""
+        slot = (tuple(str(record.metadata[NAMESPACE]).split(".")), str(record.metadata[KEY]))
+        return self._keys().setdefault(slot, record.id) == record.id
 
     def _live(self, memory_id: str) -> MemoryRecord | None:
         try:

@@ -1,0 +1,631 @@
+"""The scale-out store: PostgreSQL with pgvector, one row per record (text, terms, vector), tenant-first keys.
+
+`Memory("postgresql://user@host/db")` opens it (psycopg 3). A record is one `memories` row holding its
+columns, its keyword terms (text[], GIN) and its embedding (pgvector, HNSW cosine), written in one
+transaction with its events, facts and sealed secrets. Only live tiers (hot, warm) are in the keyword and
+vector indexes (partial indexes). Keyword ranking is BM25 over the same terms the SQLite store indexes,
+computed in SQL. Sweeps of live records run inside the database (`ebbing.store.postgres_sweep`).
+
+Unlike SQLite's `secure_delete`, PostgreSQL does not zero deleted tuples; `scrub` vacuums the tables so
+erased rows are no longer reachable, and docs/scaling.md says what that does and does not guarantee.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import psycopg
+from psycopg.adapt import Dumper, Loader
+from psycopg.pq import Format
+from psycopg.types import TypeInfo
+from psycopg.types.json import Jsonb
+
+from ebbing.errors import StoreError
+from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, Tier, when
+from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
+from ebbing.store.base import Candidate, Closing, FactRow, FullStore, SealedSecret, SweepRows
+from ebbing.store.postgres_filters import compile_postgres
+from ebbing.store.postgres_schema import migrate
+from ebbing.store.sqlite import jitter
+
+_FIELDS = (
+    "seq", "id", "tenant", "user_id", "agent_id", "session_id", "text", "kind", "importance", "priority", "pinned",
+    "held", "security", "tier", "created_at", "updated_at", "last_accessed_at", "access_count", "update_count",
+    "metadata", "source_ids", "content_hash",
+)
+_COLUMNS = ", ".join(f"m.{name}" for name in _FIELDS)
+_VECTOR = len(_FIELDS)
+_WRITABLE = _FIELDS[1:]
+LIVE = "('hot', 'warm')"
+BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
+
+
+class _VectorDumper(Dumper):
+    """numpy arrays as pgvector's binary format: width, unused, then big-endian float32s."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: Any) -> bytes:
+        values = np.asarray(obj, dtype=">f4").ravel()
+        return struct.pack(">HH", len(values), 0) + values.tobytes()
+
+
+class _VectorLoader(Loader):
+    def load(self, data: Any) -> np.ndarray:
+        text = bytes(data).decode("ascii")
+        return np.array(text[1:-1].split(","), dtype=np.float32)
+
+
+def _record(row: Sequence[Any], vector: np.ndarray | None = None) -> MemoryRecord:
+    values = dict(zip(_FIELDS, tuple(row)[: len(_FIELDS)], strict=True))
+    last = values["last_accessed_at"]
+    return MemoryRecord(
+        id=values["id"], text=values["text"], kind=Kind(values["kind"]), importance=values["importance"],
+        priority=Priority(values["priority"]), created_at=when(values["created_at"]),
+        updated_at=when(values["updated_at"]), tenant=values["tenant"], user_id=values["user_id"],
+        agent_id=values["agent_id"], session_id=values["session_id"], pinned=bool(values["pinned"]),
+        held=bool(values["held"]), security=bool(values["security"]),
+        last_accessed_at=when(last) if last is not None else None, access_count=values["access_count"],
+        update_count=values["update_count"], tier=Tier(values["tier"]), metadata=dict(values["metadata"]),
+        source_ids=list(values["source_ids"]), content_hash=values["content_hash"],
+        embedding=None if vector is None else np.asarray(vector, dtype=np.float32),
+    )
+
+
+def row_values(record: MemoryRecord) -> tuple[Any, ...]:
+    """The record's values in `_WRITABLE` order, as PostgreSQL takes them."""
+    return (
+        record.id, record.tenant, record.user_id, record.agent_id, record.session_id, record.text,
+        record.kind.value, float(record.importance), record.priority.value, record.pinned, record.held,
+        record.security, record.tier.value, record.created_at.timestamp(), record.updated_at.timestamp(),
+        record.last_accessed_at.timestamp() if record.last_accessed_at else None, int(record.access_count),
+        int(record.update_count), Jsonb(record.metadata), list(record.source_ids), record.content_hash,
+    )
+
+
+def _vector(record: MemoryRecord) -> np.ndarray:
+    if record.embedding is None:
+        raise StoreError(f"record {record.id} has no embedding")
+    return np.asarray(record.embedding, dtype=np.float32)
+
+
+def user_clause(user_id: str | None, column: str = "user_id") -> tuple[str, list[Any]]:
+    """`user_id = %s` or `user_id IS NULL`: spelled out so the planner can use the scope index."""
+    return (f"{column} IS NULL", []) if user_id is None else (f"{column} = %s", [user_id])
+
+
+def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
+    user, params = user_clause(scope.user_id, "m.user_id")
+    sql = f"m.tenant = %s AND {user} AND m.tier IN {LIVE}"
+    params = [scope.tenant, *params]
+    for column in ("agent_id", "session_id"):
+        value = getattr(scope, column)
+        if value is not None:
+            sql += f" AND m.{column} = %s"
+            params.append(value)
+    return sql, params
+
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+
+def connect(url: str) -> Connection:
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"cannot connect to PostgreSQL: {str(exc).strip()}") from None
+    return conn
+
+
+class PostgresStore:
+    def __init__(self, url: str, *, dimensions: int | None = None, max_term_docs: int = 500,
+                 ef_search: int = 100) -> None:
+        self.url = url
+        self.max_term_docs = max_term_docs
+        self._conn = connect(url)
+        try:
+            migrate(self._conn, dimensions)
+        except psycopg.Error as exc:
+            self._conn.close()
+            raise StoreError(f"cannot prepare {url.split('@')[-1]} as an Ebbing store: {exc}") from None
+        self._ef_search = ef_search
+        self._prepare(self._conn)
+        self._reader = connect(url)  # keyword reads on the other thread of a search
+        self._prepare(self._reader)
+        self._sweeper: Connection | None = None
+        self._lock = threading.RLock()
+        self._reader_lock = threading.Lock()
+
+    def _prepare(self, conn: Connection) -> None:
+        info = TypeInfo.fetch(conn, "vector")
+        if info is None:
+            raise StoreError("the pgvector extension is missing: run CREATE EXTENSION vector as a superuser")
+        dumper = type("VectorDumper", (_VectorDumper,), {"oid": info.oid})
+        conn.adapters.register_dumper(np.ndarray, dumper)
+        conn.adapters.register_loader(info.oid, _VectorLoader)
+        conn.execute(f"SET hnsw.ef_search = {int(self._ef_search)}")
+
+    def sweep_connection(self) -> Connection:
+        """A connection of its own for in-database sweeps, whose chunk transactions run while this store's
+        main connection notes archive intents."""
+        if self._sweeper is None:
+            self._sweeper = connect(self.url)
+            self._prepare(self._sweeper)
+        return self._sweeper
+
+    # -- plumbing ------------------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        with self._lock, self._conn.transaction():
+            yield self._conn
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql.encode(), params).fetchall()
+
+    @staticmethod
+    def insert_events(conn: Connection, tenant: str, events: Sequence[Event]) -> None:
+        if not events:
+            return
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO events (tenant, memory_id, at, type, actor, reason, data) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                [(tenant, e.memory_id, e.at.timestamp(), e.type, e.actor, e.reason, Jsonb(e.data)) for e in events])
+
+    # -- writes --------------------------------------------------------------------------------------
+
+    def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event], *,
+               facts: Sequence[FactRow] = (), closings: Sequence[Closing] = (),
+               secrets: Sequence[SealedSecret] = ()) -> None:
+        if not records:
+            return
+        if len(records) != len(terms):
+            raise StoreError("insert needs one list of terms per record")
+        columns = ", ".join((*_WRITABLE, "jitter", "terms", "embedding"))
+        marks = ", ".join(["%s"] * (len(_WRITABLE) + 3))
+        tenant_of = {r.id: r.tenant for r in records}
+        with self._write() as conn, conn.cursor() as cursor:
+            cursor.executemany(f"INSERT INTO memories ({columns}) VALUES ({marks})".encode(), [
+                (*row_values(r), jitter(r.id), list(words), _vector(r))
+                for r, words in zip(records, terms, strict=True)])
+            cursor.executemany(
+                "INSERT INTO facts (tenant, memory_id, slot, user_id, subject, attribute, value, reason, valid_from, "
+                "valid_to, superseded_by, supersedes, root) VALUES "
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [(tenant_of[f.memory_id], f.memory_id, f.slot, f.user_id, f.subject, f.attribute, f.value, f.reason,
+                  f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id) for f in facts])
+            cursor.executemany(
+                "UPDATE facts SET valid_to = %s, superseded_by = %s "
+                "WHERE tenant = %s AND memory_id = %s AND slot = %s AND valid_to IS NULL",
+                [(c.valid_to, c.superseded_by, records[0].tenant, c.memory_id, c.slot) for c in closings])
+            cursor.executemany(
+                "INSERT INTO secrets VALUES (%s, %s, %s, %s, %s)",
+                [(tenant_of.get(x.memory_id, records[0].tenant), x.memory_id, x.placeholder, x.kind, x.ciphertext)
+                 for x in secrets])
+            by_tenant: dict[str, list[Event]] = {}
+            for event in events:
+                by_tenant.setdefault(tenant_of.get(event.memory_id, records[0].tenant), []).append(event)
+            for tenant, tenant_events in by_tenant.items():
+                self.insert_events(conn, tenant, tenant_events)
+
+    def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
+                secrets: Sequence[SealedSecret] = ()) -> None:
+        values = dict(zip(_WRITABLE, row_values(record), strict=True))
+        changing = [name for name in _WRITABLE if name not in ("id", "tenant", "created_at")]
+        sets = [f"{name} = %s" for name in changing]
+        params = [values[name] for name in changing]
+        if terms is not None:
+            sets += ["terms = %s", "embedding = %s"]
+            params += [list(terms), _vector(record)]
+        with self._write() as conn:
+            found = conn.execute(f"UPDATE memories SET {', '.join(sets)} WHERE tenant = %s AND id = %s "
+                                 "RETURNING seq".encode(), (*params, record.tenant, record.id)).fetchone()
+            if found is None:
+                raise StoreError(f"record {record.id} vanished during the update")
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO secrets VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant, memory_id, placeholder) "
+                    "DO UPDATE SET kind = excluded.kind, ciphertext = excluded.ciphertext",
+                    [(record.tenant, x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
+            self.insert_events(conn, record.tenant, events)
+
+    def record_access(self, tenant: str, ids: Sequence[str], at: float, window: float, actor: str) -> set[str]:
+        if not ids:
+            return set()
+        with self._write() as conn:
+            rows = conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = %s "
+                "WHERE tenant = %s AND id = ANY(%s) AND (last_accessed_at IS NULL OR %s - last_accessed_at >= %s) "
+                "RETURNING id, access_count", (at, tenant, list(ids), at, window)).fetchall()
+            self.insert_events(conn, tenant, [
+                Event(id_, "access", when(at), actor, "returned by search", {"access_count": count})
+                for id_, count in rows])
+        return {row[0] for row in rows}
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = %s", (key,))
+        return None if not rows else str(rows[0][0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write() as conn:
+            conn.execute("INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                         (key, value))
+
+    # -- reads ---------------------------------------------------------------------------------------
+
+    def get(self, tenant: str, memory_id: str) -> MemoryRecord | None:
+        rows = self._rows(f"SELECT {_COLUMNS}, m.embedding FROM memories m WHERE m.tenant = %s AND m.id = %s",
+                          (tenant, memory_id))
+        return _record(rows[0], rows[0][_VECTOR]) if rows else None
+
+    def keyword_search(self, scope: Scope, terms: Sequence[str], limit: int, filters: dict[str, Any] | None
+                       ) -> list[int]:
+        """Live records holding any of the terms, best BM25 first (k1 1.2, b 0.75 as FTS5; document
+        frequencies from this tenant's live records, length normalised by the matching records' mean)."""
+        where, params = _scope_sql(scope)
+        extra, extra_params = compile_postgres(filters)
+        with self._reader_lock:
+            counts = self._document_counts(scope, list(dict.fromkeys(terms)))
+            usable = [t for t, n in counts.items() if 0 < n <= self.max_term_docs]
+            if not usable:
+                return []
+            total = max(self._live_estimate(), max(counts[t] for t in usable))
+            idf = [float(np.log(1 + (total - counts[t] + 0.5) / (counts[t] + 0.5))) for t in usable]
+            rows = self._reader.execute(
+                f"WITH hits AS (SELECT m.seq, m.terms FROM memories m WHERE m.terms && %s::text[] AND {where}{extra}), "
+                "norm AS (SELECT greatest(avg(cardinality(terms)), 1)::float8 AS avgdl FROM hits) "
+                "SELECT h.seq FROM hits h, norm, LATERAL (SELECT sum(q.idf * f.tf * %s / (f.tf + %s * "
+                "(1 - %s + %s * cardinality(h.terms) / norm.avgdl))) AS score "
+                "FROM unnest(%s::text[], %s::float8[]) q(term, idf), "
+                "LATERAL (SELECT count(*)::float8 AS tf FROM unnest(h.terms) x WHERE x = q.term) f) r "
+                "ORDER BY r.score DESC, h.seq LIMIT %s".encode(),
+                (usable, *params, *extra_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, usable, idf, limit)).fetchall()
+        return [row[0] for row in rows]
+
+    def _document_counts(self, scope: Scope, terms: list[str]) -> dict[str, int]:
+        """How many of the scope's live records hold each term, counted up to max_term_docs + 1 (a term
+        beyond that is left out, as in the SQLite store)."""
+        if not terms:
+            return {}
+        user, params = user_clause(scope.user_id, "m.user_id")
+        rows = self._reader.execute(
+            "SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @> ARRAY[q.term] AND "
+            f"m.tenant = %s AND {user} AND m.tier IN {LIVE} LIMIT %s) c) FROM unnest(%s::text[]) q(term)".encode(),
+            (scope.tenant, *params, self.max_term_docs + 1, terms)).fetchall()
+        return {str(t): int(n) for t, n in rows}
+
+    def _live_estimate(self) -> int:
+        row = self._reader.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'memories'::regclass").fetchone()
+        return max(int(row[0]) if row else 0, 1)
+
+    def vector_search(self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None) -> list[int]:
+        """Nearest live records by cosine: the HNSW index when the planner expects the scope to be large,
+        an exact scan of the scope otherwise."""
+        where, params = _scope_sql(scope)
+        extra, extra_params = compile_postgres(filters)
+        rows = self._rows(f"SELECT m.seq FROM memories m WHERE {where}{extra} ORDER BY m.embedding <=> %s LIMIT %s",
+                          (*params, *extra_params, np.asarray(vector, dtype=np.float32), limit))
+        return [row[0] for row in rows]
+
+    def candidates(self, keys: Sequence[int]) -> list[Candidate]:
+        if not keys:
+            return []
+        rows = self._rows(
+            "SELECT m.seq, m.text, m.terms, m.embedding, "
+            "EXISTS (SELECT 1 FROM facts x WHERE x.tenant = m.tenant AND x.memory_id = m.id) AND NOT EXISTS "
+            "(SELECT 1 FROM facts x WHERE x.tenant = m.tenant AND x.memory_id = m.id AND x.valid_to IS NULL), "
+            f"{', '.join('m.' + c for c in RETENTION_COLUMNS)} FROM memories m "
+            f"WHERE m.seq = ANY(%s) AND m.tier IN {LIVE}", ([int(k) for k in keys],))
+        return [Candidate(row[0], row[1], list(row[2]), row[3], tuple(row[5:]), stale=bool(row[4])) for row in rows]
+
+    def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
+        if not keys:
+            return {}
+        rows = self._rows(f"SELECT {_COLUMNS}, m.embedding FROM memories m WHERE m.seq = ANY(%s)",
+                          ([int(k) for k in keys],))
+        return {row[0]: _record(row, row[_VECTOR]) for row in rows}
+
+    def history(self, tenant: str, memory_id: str) -> list[Event]:
+        rows = self._rows("SELECT seq, memory_id, type, at, actor, reason, data FROM events "
+                          "WHERE tenant = %s AND memory_id = %s ORDER BY seq", (tenant, memory_id))
+        return _events(rows)
+
+    def stats(self, tenant: str, user_id: str | None) -> dict[str, Any]:
+        where, params = "tenant = %s", [tenant]
+        if user_id is not None:
+            where += " AND user_id = %s"
+            params.append(user_id)
+        by_tier = dict(self._rows(f"SELECT tier, count(*) FROM memories WHERE {where} GROUP BY tier", params))
+        by_tier["cold"] = self._rows(f"SELECT count(*) FROM archive_index WHERE {where}", params)[0][0]
+        by_kind = dict(self._rows(f"SELECT kind, count(*) FROM (SELECT kind FROM memories WHERE {where} UNION ALL "
+                                  f"SELECT kind FROM archive_index WHERE {where}) k GROUP BY kind", params * 2))
+        return {"total": sum(by_tier.values()), "by_tier": {t.value: by_tier.get(t.value, 0) for t in Tier},
+                "by_kind": {k.value: by_kind.get(k.value, 0) for k in Kind}}
+
+    def users(self, tenant: str) -> dict[str | None, int]:
+        """Every user of a tenant with how many records they have in any tier (None: records of no user)."""
+        rows = self._rows("SELECT user_id, count(*) FROM (SELECT user_id FROM memories WHERE tenant = %s UNION ALL "
+                          "SELECT user_id FROM archive_index WHERE tenant = %s) u GROUP BY user_id "
+                          "ORDER BY user_id COLLATE \"C\" NULLS FIRST", (tenant, tenant))
+        return {user: int(count) for user, count in rows}
+
+    def scan(self, tenant: str, user_id: str | None) -> Iterator[MemoryRecord]:
+        where, params = "m.tenant = %s", [tenant]
+        if user_id is not None:
+            where += " AND m.user_id = %s"
+            params.append(user_id)
+        last = 0
+        while True:  # page by key so a long export holds no lock and no giant result set
+            rows = self._rows(f"SELECT {_COLUMNS}, m.embedding FROM memories m WHERE {where} AND m.seq > %s "
+                              "ORDER BY m.seq LIMIT 500", (*params, last))
+            if not rows:
+                return
+            for row in rows:
+                yield _record(row, row[_VECTOR])
+            last = rows[-1][0]
+
+    # -- lifecycle: tiers, archive, trash, purge -------------------------------------------------------
+
+    def sweep_rows(self, tenant: str, user_id: str | None, source: str, after: int, limit: int,
+                   window: tuple[int, int, int] | None = None) -> SweepRows | None:
+        live = source == "live"
+        table, tier = ("memories", f"tier IN {LIVE}") if live else ("archive_index", "true")
+        where, params = f"tenant = %s AND {tier} AND seq > %s", [tenant, after]
+        if user_id is not None:
+            where += " AND user_id = %s"
+            params.append(user_id)
+        if window is not None:
+            where += " AND " + window_sql(window)
+        tier_column = "tier" if live else "'cold'"
+        rows = self._rows(f"SELECT seq, id, user_id, {tier_column}, {', '.join(RETENTION_COLUMNS)} FROM {table} "
+                          f"WHERE {where} ORDER BY seq LIMIT %s", (*params, limit))
+        if not rows:
+            return None
+        return SweepRows(np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows], [r[2] for r in rows],
+                         [r[3] for r in rows], RecordBatch.from_rows([r[4:] for r in rows]))
+
+    def demote(self, tenant: str, moves: Sequence[tuple[int, str | None, Tier]], events: Sequence[Event],
+               at: float) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE memories m SET tier = v.tier, trashed_at = CASE WHEN v.tier = 'trash' THEN %s "
+                         "ELSE m.trashed_at END FROM unnest(%s::bigint[], %s::text[]) v(seq, tier) "
+                         "WHERE m.tenant = %s AND m.seq = v.seq",
+                         (at, [int(s) for s, _, _ in moves], [to.value for _, _, to in moves], tenant))
+            self.insert_events(conn, tenant, events)
+
+    def promote(self, tenant: str, memory_id: str, to: Tier, terms: list[str] | None, events: Sequence[Event]) -> None:
+        with self._write() as conn:
+            row = conn.execute("SELECT seq, tier FROM memories WHERE tenant = %s AND id = %s FOR UPDATE",
+                               (tenant, memory_id)).fetchone()
+            if row is None:
+                raise StoreError(f"record {memory_id} vanished before it could move")
+            if row[1] == Tier.TRASH.value and terms is not None:
+                conn.execute("UPDATE memories SET tier = %s, trashed_at = NULL, terms = %s WHERE tenant = %s "
+                             "AND seq = %s", (to.value, terms, tenant, row[0]))
+            else:
+                conn.execute("UPDATE memories SET tier = %s, trashed_at = NULL WHERE tenant = %s AND seq = %s",
+                             (to.value, tenant, row[0]))
+            self.insert_events(conn, tenant, events)
+
+    def intent(self, file: str, state: str) -> None:
+        """Note a file change before making it, with this connection's backend as its owner."""
+        with self._write() as conn:
+            conn.execute("INSERT INTO archive_files VALUES (%s, %s, pg_backend_pid()) ON CONFLICT (file) "
+                         "DO UPDATE SET state = excluded.state, owner = excluded.owner", (file, state))
+
+    def intents(self) -> list[tuple[str, str]]:
+        """Intents whose owner is gone (a crashed process): a live worker's file in progress is not listed."""
+        return [(r[0], r[1]) for r in self._rows(
+            "SELECT file, state FROM archive_files WHERE owner IS NULL OR owner = pg_backend_pid() OR owner NOT IN "
+            "(SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)")]
+
+    def clear_intent(self, file: str) -> None:
+        with self._write() as conn:
+            conn.execute("DELETE FROM archive_files WHERE file = %s", (file,))
+
+    def archive_move(self, tenant: str, file: str, seqs: Sequence[int], events: Sequence[Event], at: float) -> None:
+        with self._write() as conn:
+            archive_rows(conn, tenant, file, seqs, at)
+            self.insert_events(conn, tenant, events)
+
+    def cold(self, tenant: str, ids: Sequence[str]) -> dict[str, tuple[str, int, dict[str, Any]]]:
+        if not ids:
+            return {}
+        rows = self._rows("SELECT id, file, seq, pinned, held, priority FROM archive_index WHERE tenant = %s AND "
+                          "id = ANY(%s)", (tenant, list(ids)))
+        return {r[0]: (r[1], r[2], {"pinned": bool(r[3]), "held": bool(r[4]), "priority": Priority(r[5])})
+                for r in rows}
+
+    def cold_files(self, tenant: str, user_id: str | None, *, every_user: bool = False) -> dict[str, list[str]]:
+        where, params = "tenant = %s", [tenant]
+        if not every_user:
+            user, user_params = user_clause(user_id)
+            where += f" AND {user}"
+            params += user_params
+        out: dict[str, list[str]] = {}
+        for file, id_ in self._rows(f"SELECT file, id FROM archive_index WHERE {where} ORDER BY seq", params):
+            out.setdefault(file, []).append(id_)
+        return out
+
+    def set_cold_flags(self, tenant: str, memory_id: str, flags: dict[str, Any], events: Sequence[Event]) -> None:
+        assert set(flags) <= {"pinned", "held", "priority"}
+        values = [v.value if isinstance(v, Priority) else bool(v) for v in flags.values()]
+        with self._write() as conn:
+            conn.execute(f"UPDATE archive_index SET {', '.join(f'{k} = %s' for k in flags)} "
+                         "WHERE tenant = %s AND id = %s".encode(), (*values, tenant, memory_id))
+            self.insert_events(conn, tenant, events)
+
+    def replace_file(self, tenant: str, old: str, new: str | None, leaving: Sequence[str],
+                     reinstated: Sequence[tuple[MemoryRecord, int, list[str] | None]], events: Sequence[Event],
+                     at: float) -> None:
+        columns = ", ".join(("seq", *_WRITABLE, "jitter", "trashed_at", "terms", "embedding"))
+        marks = ", ".join(["%s"] * (len(_WRITABLE) + 5))
+        with self._write() as conn, conn.cursor() as cursor:
+            if leaving:
+                conn.execute("DELETE FROM archive_index WHERE tenant = %s AND id = ANY(%s)", (tenant, list(leaving)))
+            if new is not None:
+                conn.execute("UPDATE archive_index SET file = %s WHERE tenant = %s AND file = %s", (new, tenant, old))
+                conn.execute("DELETE FROM archive_files WHERE file = %s", (new,))
+            cursor.executemany(f"INSERT INTO memories ({columns}) VALUES ({marks})".encode(), [
+                (int(seq), *row_values(record), jitter(record.id), at if record.tier is Tier.TRASH else None,
+                 list(words or []), _vector(record))
+                for record, seq, words in reinstated])
+            conn.execute("INSERT INTO archive_files VALUES (%s, 'deleting', pg_backend_pid()) ON CONFLICT (file) "
+                         "DO UPDATE SET state = 'deleting', owner = excluded.owner", (old,))
+            self.insert_events(conn, tenant, events)
+
+    def seq_of(self, tenant: str, memory_id: str) -> int | None:
+        rows = self._rows("SELECT seq FROM memories WHERE tenant = %s AND id = %s", (tenant, memory_id))
+        return None if not rows else int(rows[0][0])
+
+    def where_held(self, tenant: str, ids: Sequence[str]) -> dict[str, tuple[Tier, bool]]:
+        rows = self._rows("SELECT id, tier, held FROM memories WHERE tenant = %s AND id = ANY(%s) UNION ALL "
+                          "SELECT id, 'cold', held FROM archive_index WHERE tenant = %s AND id = ANY(%s)",
+                          (tenant, list(ids), tenant, list(ids)))
+        return {id_: (Tier(tier), bool(held)) for id_, tier, held in rows}
+
+    # -- facts and secrets ---------------------------------------------------------------------------
+
+    def current_facts(self, tenant: str, user_id: str | None) -> list[FactRow]:
+        user, params = user_clause(user_id)
+        return self._facts(f"tenant = %s AND {user} AND valid_to IS NULL", [tenant, *params])
+
+    def timeline(self, tenant: str, root: str) -> list[FactRow]:
+        return self._facts("tenant = %s AND root = %s", [tenant, root])
+
+    def facts_of(self, tenant: str, memory_ids: Sequence[str]) -> list[FactRow]:
+        return self._facts("tenant = %s AND memory_id = ANY(%s)", [tenant, list(memory_ids)]) if memory_ids else []
+
+    def user_facts(self, tenant: str, user_id: str | None) -> list[FactRow]:
+        user, params = user_clause(user_id)
+        return self._facts(f"tenant = %s AND {user}", [tenant, *params])
+
+    def _facts(self, where: str, params: list[Any]) -> list[FactRow]:
+        rows = self._rows("SELECT memory_id, slot, subject, attribute, value, reason, valid_from, valid_to, "
+                          f"superseded_by, supersedes, root, user_id FROM facts WHERE {where} "
+                          "ORDER BY valid_from, memory_id COLLATE \"C\"", params)
+        return [FactRow(*row) for row in rows]
+
+    def essentials(self, tenant: str, user_id: str | None, limit: int) -> list[MemoryRecord]:
+        user, params = user_clause(user_id, "m.user_id")
+        return self._records(f"m.tenant = %s AND {user} AND m.tier IN {LIVE} AND (m.pinned OR m.priority = 'P0') "
+                             "ORDER BY m.importance DESC, m.seq DESC LIMIT %s", [tenant, *params, limit])
+
+    def live_of_kind(self, tenant: str, user_id: str | None, kind: str, limit: int) -> list[MemoryRecord]:
+        user, params = user_clause(user_id, "m.user_id")
+        return self._records(f"m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.kind = %s "
+                             "ORDER BY m.seq DESC LIMIT %s", [tenant, *params, kind, limit])
+
+    def session_turns(self, tenant: str, user_id: str | None, session_id: str, *, unconsolidated: bool,
+                      limit: int = 100_000) -> list[MemoryRecord]:
+        user, params = user_clause(user_id, "m.user_id")
+        extra = " AND m.metadata ->> 'consolidated_into' IS NULL" if unconsolidated else ""
+        rows = self._records(f"m.tenant = %s AND {user} AND m.session_id = %s AND m.tier IN {LIVE} "
+                             f"AND m.kind != 'summary'{extra} ORDER BY m.created_at DESC, m.seq DESC LIMIT %s",
+                             [tenant, *params, session_id, limit])
+        return rows[::-1]
+
+    def _records(self, where: str, params: list[Any]) -> list[MemoryRecord]:
+        rows = self._rows(f"SELECT {_COLUMNS}, m.embedding FROM memories m WHERE {where}", params)
+        return [_record(row, row[_VECTOR]) for row in rows]
+
+    def mark_consolidated(self, tenant: str, ids: Sequence[str], summary_id: str) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE memories SET metadata = jsonb_set(metadata, '{consolidated_into}', "
+                         "to_jsonb(%s::text)) WHERE tenant = %s AND id = ANY(%s)", (summary_id, tenant, list(ids)))
+
+    def add_events(self, tenant: str, events: Sequence[Event]) -> None:
+        with self._write() as conn:
+            self.insert_events(conn, tenant, events)
+
+    def sealed(self, tenant: str, memory_id: str) -> list[SealedSecret]:
+        rows = self._rows(
+            "SELECT s.memory_id, s.placeholder, s.kind, s.ciphertext FROM secrets s WHERE s.tenant = %s AND "
+            "s.memory_id = %s AND (EXISTS (SELECT 1 FROM memories m WHERE m.tenant = s.tenant AND m.id = s.memory_id) "
+            "OR EXISTS (SELECT 1 FROM archive_index a WHERE a.tenant = s.tenant AND a.id = s.memory_id)) "
+            "ORDER BY s.placeholder", (tenant, memory_id))
+        return [SealedSecret(r[0], r[1], r[2], bytes(r[3])) for r in rows]
+
+    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event]) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE memories SET access_count = access_count + %s, last_accessed_at = "
+                         "greatest(coalesce(last_accessed_at, 0), %s) WHERE tenant = %s AND id = %s",
+                         (count, at, tenant, memory_id))
+            self.insert_events(conn, tenant, events)
+
+    def expired_trash(self, tenant: str, before: float, user_id: str | None = None) -> list[str]:
+        where, params = "tenant = %s AND tier = 'trash' AND NOT held AND trashed_at <= %s", [tenant, before]
+        if user_id is not None:
+            where += " AND user_id = %s"
+            params.append(user_id)
+        return [r[0] for r in self._rows(f"SELECT id FROM memories WHERE {where} ORDER BY seq", params)]
+
+    def user_ids(self, tenant: str, user_id: str | None) -> tuple[list[str], list[str]]:
+        user, params = user_clause(user_id)
+        live = [r[0] for r in self._rows(f"SELECT id FROM memories WHERE tenant = %s AND {user} ORDER BY seq",
+                                         [tenant, *params])]
+        cold = [r[0] for r in self._rows(f"SELECT id FROM archive_index WHERE tenant = %s AND {user} ORDER BY seq",
+                                         [tenant, *params])]
+        return live, cold
+
+    def purge(self, tenant: str, ids: Sequence[str], events: Sequence[Event]) -> None:
+        with self._write() as conn:
+            for table, column in (("memories", "id"), ("archive_index", "id"), ("facts", "memory_id"),
+                                  ("secrets", "memory_id")):
+                conn.execute(f"DELETE FROM {table} WHERE tenant = %s AND {column} = ANY(%s)".encode(),
+                             (tenant, list(ids)))
+            self.insert_events(conn, tenant, events)
+
+    def scrub(self) -> None:
+        """Vacuum the tables that held erased rows, so their dead tuples are no longer reachable."""
+        with self._lock:
+            self._conn.execute("VACUUM memories, archive_index, facts, secrets")
+
+    def events_since(self, tenant: str, types: Sequence[str], since: float) -> list[Event]:
+        rows = self._rows("SELECT seq, memory_id, type, at, actor, reason, data FROM events "
+                          "WHERE tenant = %s AND type = ANY(%s) AND at >= %s ORDER BY seq",
+                          (tenant, list(types), since))
+        return _events(rows)
+
+    def close(self) -> None:
+        with self._lock, self._reader_lock:
+            for conn in (self._reader, self._conn, self._sweeper):
+                if conn is not None and not conn.closed:
+                    conn.close()
+
+
+def _events(rows: Sequence[Sequence[Any]]) -> list[Event]:
+    return [Event(memory_id=r[1], type=r[2], at=when(r[3]), actor=r[4], reason=r[5], data=dict(r[6]), seq=r[0])
+            for r in rows]
+
+
+def window_sql(window: tuple[int, int, int]) -> str:
+    """Records whose jitter slot is in (low, high] of the period (wrapping around), as a literal condition
+    (with `%%` for modulo: it goes into queries that take parameters)."""
+    period, low, high = (int(v) for v in window)
+    joiner = "AND" if low < high else "OR"
+    return f"((jitter %% {period}) > {low} {joiner} (jitter %% {period}) <= {high})"
+
+
+def archive_rows(conn: Connection, tenant: str, file: str, seqs: Sequence[int], at: float) -> None:
+    """Index records in archive `file` and take them out of the live store (in the caller's transaction)."""
+    keys = [int(s) for s in seqs]
+    conn.execute(
+        "INSERT INTO archive_index (tenant, id, seq, user_id, file, archived_at, kind, importance, priority, pinned, "
+        "held, security, created_at, last_accessed_at, access_count, update_count, jitter) SELECT tenant, id, seq, "
+        "user_id, %s, %s, kind, importance, priority, pinned, held, security, created_at, last_accessed_at, "
+        f"access_count, update_count, jitter FROM memories WHERE tenant = %s AND seq = ANY(%s) AND tier IN {LIVE}",
+        (file, at, tenant, keys))
+    conn.execute("DELETE FROM memories WHERE tenant = %s AND seq = ANY(%s)", (tenant, keys))
+    conn.execute("DELETE FROM archive_files WHERE file = %s", (file,))
+
+
+if TYPE_CHECKING:  # mypy checks here that the PostgreSQL store implements every store protocol
+    _implements: type[FullStore] = PostgresStore

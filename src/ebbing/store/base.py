@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -198,6 +198,27 @@ class FactStore(Protocol):
 
     def mark_consolidated(self, tenant: str, ids: Sequence[str], summary_id: str) -> None: ...
 
+    def live_of_kind(self, tenant: str, user_id: str | None, kind: str, limit: int) -> list[MemoryRecord]:
+        """A user's live records of one kind, newest first."""
+
+    def users(self, tenant: str) -> dict[str | None, int]:
+        """Every user of a tenant with how many records they have in any tier (None: records of no user)."""
+
 
 class FullStore(Store, TierStore, ArchiveIndex, FactStore, Protocol):
     """Everything a backend implements (SQLite now; PostgreSQL next). Grouped so each part reads alone."""
+
+
+@runtime_checkable
+class SweepsInDatabase(Protocol):
+    """A store that scores and moves its live records itself, next to the data (PostgreSQL), with several
+    worker processes able to sweep one tenant at once. `Sweeper` uses it when the store offers it."""
+
+    def sweep_live(self, tenant: str, user_id: str | None, at: float, config: Any, *, window: Any, dry_run: bool,
+                   batch_size: int, archive: Any, event: Any) -> tuple[int, list[Any]]:
+        """Sweep the live tiers: (records evaluated, the `Change`s made); `event(change, at)` makes the audit
+        event of each move."""
+
+    def sweep_lock(self, tenant: str) -> Any:
+        """A context manager yielding whether this worker holds the tenant's archive pass (cold records and
+        purges touch files, so one worker at a time does them)."""

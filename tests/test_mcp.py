@@ -59,6 +59,7 @@ def test_every_tool_over_stdio_and_the_store_afterwards(tmp_path: Path) -> None:
             assert tool.description and len(tool.description) > 60 and tool.input_schema["type"] == "object"
         assert listed["remember"].input_schema["required"] == ["text"]
         assert "description" in listed["recall"].input_schema["properties"]["query"]
+        assert {n for n, tool in listed.items() if tool.annotations and tool.annotations.destructive_hint} == {"forget"}
 
         call = session.call_tool
         timeout = data(await call("remember", {"text": "My database timeout is 30 seconds", "user_id": "maya"}))

@@ -237,11 +237,12 @@ def build_server(memory: Memory, user: str | None = None) -> MCPServer:
 
     tools = Tools(memory, user)
     server: MCPServer = MCPServer(name="ebbing", instructions=INSTRUCTIONS, log_level="WARNING")
-    read_only = {"recall", "context", "timeline", "explain"}
+    idempotent = {"recall", "context", "timeline", "explain", "pin"}
     for name in TOOL_NAMES:
-        # Recall counts as a use of what it returns, so no tool is strictly read-only; none destroys anything
-        # for good (forget goes to the restorable trash).
-        hints = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=name in read_only)
+        # Recall counts as a use of what it returns, so no tool is strictly read-only. Forget is the one that
+        # takes something away (a client may ask before calling it), though a person can restore it from the trash.
+        hints = ToolAnnotations(read_only_hint=False, destructive_hint=name == "forget",
+                                idempotent_hint=name in idempotent)
         server.add_tool(getattr(tools, name), name=name, annotations=hints)
     return server
 

@@ -171,6 +171,18 @@ def test_back_never_leaves_the_site(client: TestClient, seeded: Seeded) -> None:
         assert done.headers["location"] == "/"
 
 
+def test_a_form_from_another_site_is_refused(client: TestClient, seeded: Seeded) -> None:
+    trip = seeded.ids["trip"]
+    for origin in ["https://evil.example", "http://127.0.0.1.evil.example", "null"]:
+        refused = client.post(f"/inspector/memories/{trip}/forget", data={"back": "/"}, headers={"Origin": origin})
+        assert refused.status_code == 403
+    with store(seeded) as memory:
+        assert memory.get(trip).tier.value != "trash"
+    same = client.post(f"/inspector/memories/{trip}/pin", data={"back": "/"}, headers={"Origin": "http://testserver"},
+                       follow_redirects=False)
+    assert same.status_code == 303
+
+
 def test_bad_input_is_a_clear_400(client: TestClient) -> None:
     for params, field in [({"days": "0"}, "days"), ({"days": "9999"}, "days"), ({"user": "x" * 300}, "user")]:
         page = client.get("/", params=params)

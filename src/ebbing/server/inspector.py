@@ -67,6 +67,14 @@ def _user(value: str | None) -> str | None:
     return validate.name(value.strip(), "user") if value and value.strip() else None
 
 
+def same_origin(request: Request) -> None:
+    """Dependency of every POST: a form sent from another site is refused, even in open mode where no cookie
+    is needed (browsers send `Origin` with every POST; clients that send none, like curl, pass)."""
+    origin = request.headers.get("origin")
+    if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+        raise HTTPException(403, "a form from another site cannot change memories here")
+
+
 def build_router(principal_dep: Callable[[Request], Who], memory_dep: Callable[..., Any],
                  check_key: Callable[[Request, str], Who | None]) -> APIRouter:
     """The inspector's routes over the server's own ways to know who asks and to open their `Memory`.
@@ -124,7 +132,7 @@ def build_router(principal_dep: Callable[[Request], Who], memory_dep: Callable[.
         return _page("record.html", who=who, record=record, events=events, why=why, timeline=timeline,
                      chart=chart, here=f"/inspector/memories/{memory_id}", user=record.user_id)
 
-    @router.post("/inspector/memories/{memory_id}/{action}")
+    @router.post("/inspector/memories/{memory_id}/{action}", dependencies=[Depends(same_origin)])
     def act(who: Caller, memory: Mem, memory_id: str, action: str, back: Annotated[str, Form()] = "/") -> Response:
         if action not in ACTIONS:
             return _error(who, 404, f"no action {action}")
@@ -155,7 +163,7 @@ def build_router(principal_dep: Callable[[Request], Who], memory_dep: Callable[.
             return RedirectResponse("/", status_code=303)
         return _page("login.html", who=None, failed=False)
 
-    @router.post("/inspector/login")
+    @router.post("/inspector/login", dependencies=[Depends(same_origin)])
     def login(request: Request, key: Annotated[str, Form()] = "") -> Response:
         key = key.strip()
         who = check_key(request, key) if key else None
@@ -166,7 +174,7 @@ def build_router(principal_dep: Callable[[Request], Who], memory_dep: Callable[.
                             secure=request.url.scheme == "https")
         return response
 
-    @router.post("/inspector/logout")
+    @router.post("/inspector/logout", dependencies=[Depends(same_origin)])
     def logout() -> Response:
         response = RedirectResponse("/inspector/login", status_code=303)
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from ebbing import Memory
 from ebbing.embed.hashing import HashEmbedder
 from ebbing.errors import NotFound
+from ebbing.server import inspector_view as view
 from ebbing.server.app import create_app
 from ebbing.server.keys import KeyStore, keys_path
 
@@ -99,6 +100,22 @@ def test_overview_shows_every_tier_the_log_and_both_charts(client: TestClient, s
     assert re.search(r"→ (warm|cold|trash) <span class=\"when\">\d{4}-\d\d-\d\d", html)  # projected fade dates
     everyone = client.get("/").text
     assert seeded.ids["leo"] in everyone and seeded.ids["tea"] in everyone
+
+
+def test_users_are_listed_with_their_counts_and_long_tiers_are_paged(
+        client: TestClient, seeded: Seeded, monkeypatch: pytest.MonkeyPatch) -> None:
+    with store(seeded) as memory:
+        assert memory.users() == {"leo": 1, "maya": 10}
+        warm = memory.stats("maya")["by_tier"]["warm"]
+    html = client.get("/").text
+    assert ">leo <small>1</small>" in html and ">maya <small>10</small>" in html
+    monkeypatch.setattr(view, "PAGE", 1)
+    short = section(client.get("/", params={"user": "maya"}).text, "warm")
+    assert short.count("data-tier=") == 1 and f"Show all {warm}" in short
+    link = re.search(r'href="([^"]*more=warm[^"]*)"', short)
+    assert link
+    full = section(client.get(link.group(1).replace("&amp;", "&")).text, "warm")
+    assert full.count("data-tier=") == warm > 1
 
 
 def test_user_text_is_escaped_everywhere(client: TestClient, seeded: Seeded) -> None:

@@ -35,7 +35,7 @@ if not CHROMIUM.exists():
     pytest.skip("no /usr/bin/chromium here (Debian's chromium package; scripts/setup installs it)",
                 allow_module_level=True)
 
-sync_api = pytest.importorskip("playwright.sync_api")
+from playwright import sync_api  # noqa: E402  (a locked dev dependency: never skipped for lack of it)
 
 
 def free_port() -> int:

@@ -85,13 +85,23 @@ class KeyStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute(_SCHEMA)
         self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._conn.execute(_SCHEMA)
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        # Opened on first use and again after close(), so an app outlives one server run (tests run several).
+        if self._connection is None:
+            self._connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._connection.execute("PRAGMA journal_mode = WAL")
+        return self._connection
 
     def close(self) -> None:
-        self._conn.close()
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
 
     def create(self, tenant: str, role: str = "agent", *, note: str = "", rate: float | None = None,
                burst: int | None = None, max_body: int | None = None, at: Instant = None) -> tuple[str, KeyInfo]:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from ebbing.errors import InvalidInput
 
 Instant = datetime | float | int | str | None
+LATEST = datetime(9999, 12, 30, tzinfo=UTC).timestamp()  # a day short of datetime.max, for any UTC offset
 
 
 def now() -> float:
@@ -29,6 +30,8 @@ def to_epoch(at: Instant, field: str = "at") -> float:
         value = float(at)
         if not math.isfinite(value) or value < 0:
             raise InvalidInput(field, "epoch seconds must be a finite number >= 0")
+        if value > LATEST:  # beyond it no datetime can hold the time (found by the server's schema fuzzing)
+            raise InvalidInput(field, "must be before the year 9999")
         return value
     if isinstance(at, str):
         text = at.strip()
@@ -46,6 +49,8 @@ def to_epoch(at: Instant, field: str = "at") -> float:
     if isinstance(at, datetime):
         if at.tzinfo is None:
             at = at.replace(tzinfo=UTC)
+        if at.timestamp() > LATEST:
+            raise InvalidInput(field, "must be before the year 9999")
         return at.timestamp()
     raise InvalidInput(field, f"must be a datetime, epoch seconds or an ISO-8601 string, not {type(at).__name__}")
 

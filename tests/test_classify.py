@@ -519,3 +519,22 @@ def test_an_introduction_after_a_greeting_is_an_identity_fact(text: str) -> None
 
 def test_a_greeting_with_no_name_is_still_small_talk() -> None:
     assert classify("hi, i'm going to lunch").kind is Kind.TEMPORARY
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("Gina: Thanks, Jon! Appreciate your support!", Kind.TEMPORARY),
+    ("Jon: Lost my job as a banker yesterday, so I'm gonna take a shot at starting my own business.", Kind.EPISODE),
+    ("Caroline: Thanks, Mel! Your backing really means a lot. I felt super powerful giving my talk. I shared my "
+     "own journey and the struggles I had.", Kind.EPISODE),
+    ("Important: the staging database moved to db-9", None),  # a cue label stays and is read
+    ("Verdict: the blue logo stays.", Kind.DECISION),
+])
+def test_a_transcript_line_is_read_without_its_speaker_label(text: str, kind: Kind | None) -> None:
+    result = classify(text)
+    if kind is None:
+        assert result.pin and result.priority is Priority.P0
+    else:
+        assert result.kind is kind, result
+    if text.startswith(("Gina:", "Jon:", "Caroline:")):
+        bare = classify(text.split(": ", 1)[1])
+        assert (result.kind, result.priority) == (bare.kind, bare.priority)

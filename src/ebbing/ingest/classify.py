@@ -126,7 +126,12 @@ _SPEAKER = re.compile(r"^([A-Z][\w'.-]{0,20}(?: [A-Z][\w'.-]{0,20})?)\s*:\s+(?=\
 _LABEL_CUES = frozenset({
     "important", "note", "notes", "reminder", "remember", "update", "decision", "decided", "fyi", "todo", "ps",
     "warning", "tip", "rule", "policy", "preference", "fact", "summary", "goal", "task", "plan", "next", "done",
-    "q", "a", "question", "answer", "re", "edit", "nb", "caution", "attention", "heads up", "update from",
+    "q", "a", "question", "answer", "re", "edit", "nb", "caution", "attention", "heads up", "verdict",
+    "conclusion", "outcome", "result", "status", "consensus", "final", "bottom line", "takeaway", "action",
+    "action item", "lesson", "context", "background", "reason", "why", "problem", "issue", "bug", "fix", "error",
+    "idea", "proposal", "change", "correction", "agreed", "agreement", "resolution", "ruling",
+    "request", "ask", "instructions", "instruction", "deadline", "due", "meeting", "schedule", "log", "info",
+    "p.s", "ps.", "fyi.", "n.b", "remark", "comment", "observation", "finding", "findings", "results",
 })
 
 
@@ -990,6 +995,7 @@ MOOD = _rx(
 )
 # Moods are said in a few words; in a longer sentence a mood word is incidental.
 SHORT = 40
+LONG = 100  # characters: a message this long usually says more than one thing
 REQUEST = _rx(
     r"^(?:hey,? |wait,? |ok,? |okay,? |so,? |also,? |and |quick question,? )?(?:can|could|would|will) (?:you|u|ya)\b",
     # Questions in Chinese that end in a particle rather than a question mark: "这题怎么做啊".
@@ -1146,6 +1152,10 @@ def _kind(text: str) -> Kind:
         return Kind.PREFERENCE
     if WEAK_DECISION.search(text):
         return Kind.DECISION
+    # A long message that also tells what happened ("Thanks, Mel! ... I shared my own journey and the
+    # struggles I had") is kept for the story, not dropped for the thanks, the mood or the question at its end.
+    if len(text) > LONG and _narrative(text):
+        return Kind.EPISODE
     if mood or REQUEST.search(text) or AWAY.search(text) or ACTIVITY.search(text):
         return Kind.TEMPORARY
     if len(text) <= SHORT and ASIDE.search(text):

@@ -10,6 +10,7 @@ finished) by `recover` from that note.
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from ebbing.model import Event, MemoryRecord, Priority, Tier, when
 from ebbing.retention.base import PRIORITIES
 from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.retention.config import DAY, RetentionConfig
-from ebbing.store.base import FullStore, SweepRows
+from ebbing.store.base import FullStore, SweepRows, SweepsInDatabase
 
 RANK = {Tier.HOT: 0, Tier.WARM: 1, Tier.COLD: 2, Tier.TRASH: 3}
 _RANK_OF_NAME = {tier.value: rank for tier, rank in RANK.items()}
@@ -117,22 +118,36 @@ class Sweeper:
         if not dry_run:
             self.recover()
         window = self.window(at, user_id) if spread else None
-        if window is not False:
-            for source in ("live", "cold"):
-                after = 0
-                while rows := self.store.sweep_rows(self.tenant, user_id, source, after, batch_size,
-                                                    window if isinstance(window, tuple) else None):
-                    after = int(rows.seqs[-1])
-                    report.evaluated += len(rows.ids)
-                    self._batch(rows, at, dry_run, report)
-            if spread and not dry_run:
+        store = self.store
+        in_database = isinstance(store, SweepsInDatabase)
+        exclusive: Any = nullcontext(True)
+        if isinstance(store, SweepsInDatabase):  # the store scores and moves its live records itself
+            if window is not False:
+                evaluated, changes = store.sweep_live(
+                    self.tenant, user_id, at, self.config, window=window if isinstance(window, tuple) else None,
+                    dry_run=dry_run, batch_size=batch_size, archive=self.archive, event=self._event)
+                report.evaluated += evaluated
+                report.changes.extend(changes)
+            exclusive = store.sweep_lock(self.tenant)
+        # Cold records and purges rewrite archive files: with several workers, one at a time does them.
+        with exclusive as archive_pass:
+            if window is not False and archive_pass:
+                for source in ("cold",) if in_database else ("live", "cold"):
+                    after = 0
+                    while rows := self.store.sweep_rows(self.tenant, user_id, source, after, batch_size,
+                                                        window if isinstance(window, tuple) else None):
+                        after = int(rows.seqs[-1])
+                        report.evaluated += len(rows.ids)
+                        self._batch(rows, at, dry_run, report)
+            if window is not False and spread and not dry_run:
                 self.store.set_meta(f"spread:{self.tenant}:{user_id}", repr(at))
-        report.purged = self.store.expired_trash(self.tenant, at - self.config.grace_days * DAY, user_id)
-        if report.purged and not dry_run:
-            reason = f"{self.config.grace_days:g} days in the trash"
-            self.store.purge(self.tenant, report.purged,
-                             [Event(i, "purge", when(at), self.actor, reason) for i in report.purged])
-            self.store.scrub()
+            if archive_pass:
+                report.purged = self.store.expired_trash(self.tenant, at - self.config.grace_days * DAY, user_id)
+            if report.purged and not dry_run:
+                reason = f"{self.config.grace_days:g} days in the trash"
+                self.store.purge(self.tenant, report.purged,
+                                 [Event(i, "purge", when(at), self.actor, reason) for i in report.purged])
+                self.store.scrub()
         return report
 
     def _batch(self, rows: SweepRows, at: float, dry_run: bool, report: SweepReport) -> None:

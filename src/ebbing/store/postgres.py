@@ -491,6 +491,26 @@ class PostgresStore:
                           (tenant, list(ids), tenant, list(ids)))
         return {id_: (Tier(tier), bool(held)) for id_, tier, held in rows}
 
+    def sweep_live(self, tenant: str, user_id: str | None, at: float, config: Any, *, window: Any, dry_run: bool,
+                   batch_size: int, archive: Any, event: Any) -> tuple[int, list[Any]]:
+        """Score and move the live records inside the database (see `ebbing.store.postgres_sweep`)."""
+        from ebbing.store.postgres_sweep import DatabaseSweep
+
+        sweep = DatabaseSweep(self, tenant, user_id, at, config, window, batch_size, archive, event)
+        return sweep.preview() if dry_run else sweep.run()
+
+    @contextmanager
+    def sweep_lock(self, tenant: str) -> Iterator[bool]:
+        """Whether this worker may do the tenant's archive pass now (a session advisory lock, not waited for)."""
+        conn = self.sweep_connection()
+        row = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (f"ebbing-archive:{tenant}",)).fetchone()
+        held = bool(row and row[0])
+        try:
+            yield held
+        finally:
+            if held:
+                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (f"ebbing-archive:{tenant}",))
+
     # -- facts and secrets ---------------------------------------------------------------------------
 
     def current_facts(self, tenant: str, user_id: str | None) -> list[FactRow]:

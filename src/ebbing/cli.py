@@ -660,10 +660,16 @@ def bench_store(
     records: Annotated[int, typer.Option("--records", help="How many synthetic records.")] = 100_000,
     queries: Annotated[int, typer.Option("--queries", help="How many searches to time.")] = 200,
     as_json: JsonOpt = False,
+    backend: Annotated[str, typer.Option("--backend", help="sqlite, or postgres: both side by side.")] = "sqlite",
+    url: Annotated[str | None, typer.Option("--url", help="PostgreSQL URL (default: a throwaway server).")] = None,
 ) -> None:
     """Store throughput and search latency against numpy brute force over the same vectors."""
     from ebbing.bench import store as bench
 
+    if backend == "postgres":  # docs/scaling.md
+        bench.main([f"--records={records}", f"--queries={queries}", "--backend=postgres",
+                    *([f"--url={url}"] if url else []), *(["--json"] if as_json else [])])
+        return
     result = bench.run(records=records, queries=queries, progress=not as_json)
     _print_json(result) if as_json else out.print(bench.render(result))
 
@@ -673,10 +679,16 @@ def bench_sweep(
     records: Annotated[int, typer.Option("--records", help="How many synthetic records.")] = 1_000_000,
     moving: Annotated[float, typer.Option("--moving", help="Share of records designed to move.")] = 0.10,
     as_json: JsonOpt = False,
+    backend: Annotated[str, typer.Option("--backend", help="sqlite, or postgres: both side by side.")] = "sqlite",
+    url: Annotated[str | None, typer.Option("--url", help="PostgreSQL URL (default: a throwaway server).")] = None,
 ) -> None:
     """Sweep evaluation and end-to-end time against the seed's per-record loop, in the same run."""
     from ebbing.bench import sweep as bench
 
+    if backend == "postgres":  # docs/scaling.md
+        bench.main([f"--records={records}", f"--moving={moving}", "--backend=postgres",
+                    *([f"--url={url}"] if url else []), *(["--json"] if as_json else [])])
+        return
     result = bench.run(records=records, moving=moving, progress=not as_json)
     _print_json(result) if as_json else out.print(bench.render(result))
 

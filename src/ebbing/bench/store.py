@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from ebbing.bench import postgres
 from ebbing.embed.base import normalise
 from ebbing.memory import Memory
 from ebbing.recall.background import BACKGROUND_EN, BACKGROUND_ZH
@@ -104,16 +106,22 @@ def _peak_mb() -> float:
 
 
 def run(records: int = 100_000, queries: int = 200, dimensions: int = 384, seed: int = 0,
-        path: Path | None = None, progress: bool = True) -> dict[str, Any]:
-    """Build a store of `records` synthetic records for one user, time adds and searches; return numbers."""
+        path: Path | None = None, progress: bool = True, backend: str = "sqlite",
+        url: str | None = None) -> dict[str, Any]:
+    """Build a store of `records` synthetic records for one user, time adds and searches; return numbers.
+    `backend="postgres"` measures the PostgreSQL store instead: on `url`, or on a throwaway server."""
     if records < 1 or queries < 1 or dimensions < 2:
         raise ValueError("records and queries must be >= 1, dimensions >= 2")
     if path is not None and path.exists():
         raise FileExistsError(f"{path} exists; the benchmark needs a fresh store")
     rng = np.random.default_rng(seed)
+    if backend not in ("sqlite", "postgres"):
+        raise ValueError("backend must be sqlite or postgres")
     with tempfile.TemporaryDirectory(prefix="ebbing-bench-") as tmp, \
-            Progress(console=Console(stderr=True), transient=True, disable=not progress) as bar:
+            Progress(console=Console(stderr=True), transient=True, disable=not progress) as bar, \
+            (postgres.database(url) if backend == "postgres" else nullcontext(None)) as server:
         db = path if path is not None else Path(tmp) / "bench.db"
+        location: str | Path = server[1] if server else db
         texts = synthesize(rng, records, vocabulary(rng))
         matrix = normalise(rng.standard_normal((records, dimensions), dtype=np.float32))
         embedder = FixedEmbedder(dimensions)
@@ -124,7 +132,7 @@ def run(records: int = 100_000, queries: int = 200, dimensions: int = 384, seed:
                 out.write(json.dumps({"text": text, "user_id": USER}, ensure_ascii=False) + "\n")
 
         building = bar.add_task("adding records", total=records)
-        with Memory(db, embedder=embedder, actor="bench") as mem:
+        with Memory(location, embedder=embedder, actor="bench", archive=Path(tmp) / "archive") as mem:
             began = time.perf_counter()
             mem.import_jsonl(source, at=START,
                              on_progress=lambda done, _: bar.update(building, completed=done))
@@ -166,12 +174,12 @@ def run(records: int = 100_000, queries: int = 200, dimensions: int = 384, seed:
                 agree += int(target in top)
 
             wal = db.with_name(db.name + "-wal")
-            db_mb = db.stat().st_size / 2**20
+            db_mb = postgres.disk_mb(str(location)) if server else db.stat().st_size / 2**20
             wal_mb = wal.stat().st_size / 2**20 if wal.exists() else 0.0
 
     ebbing, numpy = _ms(timings), _ms(baseline)
     result: dict[str, Any] = {
-        "records": records, "dimensions": dimensions, "queries": queries, "seed": seed,
+        "backend": backend, "records": records, "dimensions": dimensions, "queries": queries, "seed": seed,
         "add_seconds": round(write_seconds, 3), "add_records_per_s": round(records / write_seconds, 1),
         "cold_start_ms": round(cold_seconds * 1000, 3),
         "search_ms": ebbing, "numpy_ms": numpy,
@@ -222,7 +230,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--db", type=Path, default=None, help="write the store here (default: a temp dir)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite",
+                        help="postgres: run on both stores and print them side by side")
+    parser.add_argument("--url", default=None, help="PostgreSQL server URL (default: a throwaway pgserver)")
     args = parser.parse_args(argv)
+    if args.backend == "postgres":
+        both = postgres.compare_store(args.records, args.queries, args.url, not args.json, args.seed, args.dim)
+        print(json.dumps(both, indent=2)) if args.json else Console().print(postgres.render_store(both))
+        return
     result = run(args.records, args.queries, args.dim, args.seed, args.db, progress=not args.json)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -658,7 +658,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--moving", type=float, default=0.10, help="share of records designed to move (0..0.5)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite",
+                        help="postgres: run on both stores (PostgreSQL with 1, 2 and 4 workers), side by side")
+    parser.add_argument("--url", default=None, help="PostgreSQL server URL (default: a throwaway pgserver)")
     args = parser.parse_args(argv)
+    if args.backend == "postgres":
+        from ebbing.bench import postgres
+
+        both = postgres.compare_sweep(args.records, args.moving, args.url, not args.json, args.seed)
+        print(json.dumps(both, indent=2)) if args.json else Console().print(postgres.render_sweep(both))
+        return
     result = run(args.records, args.moving, args.seed, progress=not args.json)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -5,6 +5,7 @@ The real process over a socket, with two tenants, is tests/test_server_process.p
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -13,8 +14,11 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from ebbing.cli import app
 from ebbing.embed.hashing import HashEmbedder
+from ebbing.memory import Memory
 from ebbing.server.app import create_app
 from ebbing.server.keys import KeyStore, keys_path
 from ebbing.server.limits import Limits
@@ -244,3 +248,31 @@ def test_background_sweeps_move_old_records(db: Path) -> None:
             time.sleep(0.05)
         assert http.get(f"/v1/memories/{rid}").json()["tier"] != "hot"
         assert any(e["type"] == "tier" for e in http.get(f"/v1/memories/{rid}/history").json()["events"])
+
+
+def test_unexpected_errors_keep_the_shape(db: Path) -> None:
+    served = create_app(db, embedder=HashEmbedder())
+
+    @served.get("/boom")
+    def boom() -> None:
+        raise RuntimeError("a bug")
+
+    with TestClient(served, raise_server_exceptions=False) as http:
+        error = assert_error(http.get("/boom"), 500, "server_error")
+        assert "RuntimeError" in error["message"] and "a bug" not in error["message"]
+
+
+def test_worker_sweeps_every_tenant_with_a_key(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EBBING_EMBEDDER", "hash")
+    make_key(db, "a")
+    make_key(db, "b")
+    for tenant in ("a", "b"):
+        with Memory(db, tenant=tenant, embedder=HashEmbedder()) as mem:
+            mem.add("lunch was a sandwich", at="2020-01-01T00:00:00Z")
+    done = CliRunner().invoke(app, ["worker", "--every", "0.01", "--rounds", "2", "--db", str(db)])
+    assert done.exit_code == 0, done.output
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["tenant"] for line in lines] == ["a", "b", "a", "b"]
+    assert sum(line["transitions"].get("hot->trash", 0) + line["transitions"].get("hot->cold", 0)
+               + line["transitions"].get("hot->warm", 0) for line in lines[:2]) == 2
+    assert all(not line["transitions"] for line in lines[2:])  # the second round finds nothing left to move

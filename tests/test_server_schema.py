@@ -3,6 +3,8 @@ invalid inputs alike must never get a 5xx (a bad request is the client's fault, 
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from ebbing.server.limits import Limits
 
 # Built at import, since schemathesis reads the schema when it collects the tests; one store for the module.
 _DIR = Path(tempfile.mkdtemp(prefix="ebbing-schemathesis-"))
+atexit.register(shutil.rmtree, _DIR, True)
 _DB = _DIR / "mem.db"
 _keys = KeyStore(keys_path(_DB))
 KEY = _keys.create("fuzz", "admin")[0]

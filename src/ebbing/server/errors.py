@@ -12,6 +12,7 @@
         └── RateLimited             429 rate_limited    (with Retry-After)
     FastAPI's request validation    422 invalid_request (the field is the dotted location)
     Starlette's HTTP errors         their own status    (unknown route 404, wrong method 405)
+    anything else (a bug)           500 server_error    (the same shape; the traceback goes to the log)
 """
 
 from __future__ import annotations
@@ -111,7 +112,12 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
                           headers=dict(exc.headers) if exc.headers else None)
 
 
+def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    return error_response(500, "server_error", f"internal error ({type(exc).__name__}); see the server log")
+
+
 def install(app: FastAPI) -> None:
+    app.add_exception_handler(Exception, _unexpected)
     app.add_exception_handler(EbbingError, _ebbing_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -125,6 +125,12 @@ def test_two_tenants_over_a_real_socket(tmp_path: Path) -> None:
         assert [r["id"] for r in a.get("/v1/export").json()["records"]].count(own["records"][0]["id"]) == 0
         found = b.post("/v1/search", json={"query": "deploys", "user_id": "alice"}).json()["hits"]
         assert [h["record"]["tenant"] for h in found] == ["beta"]
+        # the same words as alpha's record make a new beta record: dedupe never reaches across tenants
+        before_twin = a.get(f"/v1/memories/{rid}").json()
+        twin = b.post("/v1/memories", json={"text": "Alpha's database timeout is 30 seconds", "user_id": "alice",
+                                             "at": T0}).json()["records"][0]
+        assert twin["tenant"] == "beta" and twin["id"] != rid and twin["access_count"] == 0
+        assert a.get(f"/v1/memories/{rid}").json() == before_twin
 
         # auth: no key, a bad key, a revoked key, an agent on admin routes
         def error(response: httpx.Response, status: int, type_: str) -> None:

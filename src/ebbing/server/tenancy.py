@@ -25,9 +25,10 @@ from typing import Annotated, Any, Literal, cast
 import numpy as np
 from fastapi import Depends, Request
 
+from ebbing.embed.base import Embedder
 from ebbing.memory import Memory
 from ebbing.server.errors import Forbidden, RateLimited, Unauthorized
-from ebbing.server.keys import KeyStore
+from ebbing.server.keys import KeyStore, key_id_of
 from ebbing.server.limits import Limits, RateLimiter, bearer
 
 COOKIE = "ebbing_key"
@@ -44,16 +45,15 @@ class Principal:
 class LockedEmbedder:
     """An embedder shared by every tenant's `Memory`, one call at a time."""
 
-    def __init__(self, inner: object) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
-        self.name: str = inner.name  # type: ignore[attr-defined]
-        self.dimensions: int = inner.dimensions  # type: ignore[attr-defined]
+        self.name = inner.name
+        self.dimensions = inner.dimensions
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         with self._lock:
-            out: np.ndarray = self.inner.embed(texts, query=query)  # type: ignore[attr-defined]
-            return out
+            return self.inner.embed(texts, query=query)
 
 
 class Serialised:
@@ -122,8 +122,6 @@ class Server:
 
     def body_limit(self, headers: dict[str, str]) -> int:
         """The body limit of the key in these headers (a key's own, else the default)."""
-        from ebbing.server.keys import key_id_of
-
         key = bearer(headers) or _cookie(headers.get("cookie", ""))
         key_id = key_id_of(key) if key else None
         info = self.keys.info(key_id) if key_id else None

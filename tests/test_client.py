@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ebbing.bench.serve import running_server
@@ -95,3 +97,20 @@ def test_client_raises_the_library_errors(mem: Client, served: tuple[str, Path, 
     with Client(url, "ebk_000000000000_wrong") as stranger, pytest.raises(ApiError) as refused:
         stranger.stats()
     assert refused.value.status == 401
+
+
+def test_a_burst_for_one_tenant_queues_and_completes(served: tuple[str, Path, str, str]) -> None:
+    """More concurrent requests for one tenant than the server has worker threads (40): all answered."""
+    url, _, agent, _ = served
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {agent}"}, limits=limits,
+                      timeout=120) as http, ThreadPoolExecutor(max_workers=60) as pool:
+        def call(n: int) -> int:
+            if n % 3 == 0:
+                return http.post("/v1/memories", json={"text": f"Burst note {n} on port {9000 + n}",
+                                                       "user_id": "burst"}).status_code
+            return http.post("/v1/search", json={"query": f"burst note {n}", "user_id": "burst"}).status_code
+
+        statuses = list(pool.map(call, range(60)))
+        assert sorted(set(statuses)) == [200, 201] and statuses.count(201) == 20
+        assert len(http.get("/v1/export", params={"user_id": "burst"}).json()["records"]) == 20

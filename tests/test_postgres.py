@@ -88,7 +88,7 @@ def test_the_schema_leads_every_key_with_the_tenant(pg_url: str) -> None:
             assert "(tenant," in definition, definition
         else:  # single-column access methods: partial indexes over the live tiers
             assert ("USING hnsw (embedding vector_cosine_ops)" in definition or "USING gin (terms)" in definition)
-            assert "tier = ANY (ARRAY['hot'::text, 'warm'::text])" in definition
+            assert "WHERE (trashed_at IS NULL)" in definition
 
 
 def test_memory_picks_the_store_from_the_location(pg_url: str, tmp_path: Path) -> None:

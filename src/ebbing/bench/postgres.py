@@ -121,9 +121,9 @@ def copy_load(url: str, pop: Any, rng: np.random.Generator, embedder: Any, on_pr
                 on_progress(end)
         conn.execute("SELECT setval('memory_keys', %s)", (len(pop),))
         conn.execute("SET maintenance_work_mem = '512MB'")
-        conn.execute("CREATE INDEX memories_terms ON memories USING gin (terms) WHERE tier IN ('hot', 'warm')")
+        conn.execute("CREATE INDEX memories_terms ON memories USING gin (terms) WHERE trashed_at IS NULL")
         conn.execute("CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops) "
-                     "WHERE tier IN ('hot', 'warm')")
+                     "WHERE trashed_at IS NULL")
         conn.execute("VACUUM ANALYZE memories")
 
 

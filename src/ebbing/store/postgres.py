@@ -3,7 +3,8 @@
 `Memory("postgresql://user@host/db")` opens it (psycopg 3). A record is one `memories` row holding its
 columns, its keyword terms (text[], GIN) and its embedding (pgvector, HNSW cosine), written in one
 transaction with its events, facts and sealed secrets. Only live tiers (hot, warm) are in the keyword and
-vector indexes (partial indexes). Keyword ranking is BM25 over the same terms the SQLite store indexes,
+vector indexes (partial indexes on `trashed_at IS NULL`, so tier moves within the live tiers are in-place
+updates). Keyword ranking is BM25 over the same terms the SQLite store indexes,
 computed in SQL. Sweeps of live records run inside the database (`ebbing.store.postgres_sweep`).
 
 Unlike SQLite's `secure_delete`, PostgreSQL does not zero deleted tuples; `scrub` vacuums the tables so
@@ -101,7 +102,7 @@ def user_clause(user_id: str | None, column: str = "user_id") -> tuple[str, list
 
 def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
     user, params = user_clause(scope.user_id, "m.user_id")
-    sql = f"m.tenant = %s AND {user} AND m.tier IN {LIVE}"
+    sql = f"m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.trashed_at IS NULL"  # the last: partial indexes
     params = [scope.tenant, *params]
     for column in ("agent_id", "session_id"):
         value = getattr(scope, column)
@@ -297,7 +298,8 @@ class PostgresStore:
         user, params = user_clause(scope.user_id, "m.user_id")
         rows = self._reader.execute(
             "SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @> ARRAY[q.term] AND "
-            f"m.tenant = %s AND {user} AND m.tier IN {LIVE} LIMIT %s) c) FROM unnest(%s::text[]) q(term)".encode(),
+            f"m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.trashed_at IS NULL LIMIT %s) c) "
+            "FROM unnest(%s::text[]) q(term)".encode(),
             (scope.tenant, *params, self.max_term_docs + 1, terms)).fetchall()
         return {str(t): int(n) for t, n in rows}
 

@@ -13,6 +13,10 @@ Formats:
   both stores index, matched as exact array elements (no second tokeniser), GIN-indexed for live tiers;
 - `memories.embedding` is a pgvector `vector(d)`; `d` is fixed by the first store opened with an embedder
   (the migration `vectors_<d>`), which also builds the HNSW (cosine) index over live tiers;
+- no index reads `tier`: the keyword and vector indexes leave the trash out by `trashed_at IS NULL` (set
+  exactly while a record is in the trash), so a hot -> warm move or a counted use changes no indexed column
+  and PostgreSQL updates the row in place (a HOT update, helped by fillfactor 80) instead of adding entries
+  to every index, the HNSW graph included;
 - `events.data` is JSONB and never holds a record's text;
 - `archive_index`, `archive_files`, `facts` and `secrets` mean what they mean in the SQLite store
   (`ebbing.store.migrations`); `archive_files.owner` is the backend pid that noted the intent, so a
@@ -63,10 +67,10 @@ MIGRATIONS: list[tuple[str, str]] = [
             embedding vector,
             PRIMARY KEY (tenant, seq),
             UNIQUE (tenant, id)
-        );
-        CREATE INDEX memories_scope ON memories (tenant, user_id, tier, seq);
+        ) WITH (fillfactor = 80);
+        CREATE INDEX memories_scope ON memories (tenant, user_id, seq);
         CREATE INDEX memories_key ON memories (seq);
-        CREATE INDEX memories_terms ON memories USING gin (terms) WHERE tier IN ('hot', 'warm');
+        CREATE INDEX memories_terms ON memories USING gin (terms) WHERE trashed_at IS NULL;
         CREATE SEQUENCE event_keys;
         CREATE TABLE events (
             tenant text NOT NULL,
@@ -164,7 +168,7 @@ def _vectors(dimensions: int) -> tuple[str, str]:
     return (f"vectors_{dimensions}", f"""
         ALTER TABLE memories ALTER COLUMN embedding TYPE vector({dimensions});
         CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops)
-            WHERE tier IN ('hot', 'warm');
+            WHERE trashed_at IS NULL;
     """)
 
 

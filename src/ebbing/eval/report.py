@@ -95,6 +95,7 @@ def summary(run: Run, *, data: str, date: str, commit: str | None, changed: list
             "sweeps": run.sweeps,
             "turn_queries": run.turn_queries,
             "blas_threads": run.blas_threads,
+            "workers": run.workers,
             "embedded_texts": run.embedded,
             "embed_seconds": round(run.embed_seconds, 1),
             "wall_seconds": round(run.seconds, 1),

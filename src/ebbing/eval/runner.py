@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +97,7 @@ class Run:
     llm: str | None = None
     judged: tuple[str, ...] = ()
     blas_threads: int | None = None  # numpy's OpenBLAS threads during the run (None: left as it was)
+    workers: int = 1  # processes that replayed and asked the conversations
 
 
 class Progress:
@@ -125,21 +128,24 @@ def texts_to_embed(conversations: Sequence[Conversation], turn_queries: str = "p
 
 def run(conversations: Sequence[Conversation], *, embedder: Embedder, sweeps: str = "session",
         turn_queries: str = "passage", tokens: TokenCounter | None = None, llm: LLM | None = None,
-        judged: Sequence[str] = ("ebbing",), workdir: Path | None = None, blas: int = 1,
+        judged: Sequence[str] = ("ebbing",), workdir: Path | None = None, blas: int = 1, workers: int = 1,
         on_step: Callable[[int, str], None] | None = None) -> Run:
     """Evaluate every system on `conversations`; the stores live in a temporary folder (inside `workdir`).
-    `blas` limits numpy's OpenBLAS threads for the run (0: unchanged; see `ebbing.eval.blas`)."""
+    `blas` limits numpy's OpenBLAS threads for the run (0: unchanged; see `ebbing.eval.blas`). With
+    `workers` > 1 the conversations are replayed and asked in that many processes once every text is embedded
+    (the embedder already uses every core; a replay uses one); the results are the same as with one."""
     with blas_threads(blas) as threads:
-        result = _run(conversations, embedder, sweeps, turn_queries, tokens, llm, judged, workdir, on_step)
+        result = _run(conversations, embedder, sweeps, turn_queries, tokens, llm, judged, workdir, blas, workers,
+                      on_step)
     result.blas_threads = threads
     return result
 
 
 def _run(conversations: Sequence[Conversation], embedder: Embedder, sweeps: str, turn_queries: str,
-         tokens: TokenCounter | None,
-         llm: LLM | None, judged: Sequence[str], workdir: Path | None,
-         on_step: Callable[[int, str], None] | None) -> Run:
+         tokens: TokenCounter | None, llm: LLM | None, judged: Sequence[str], workdir: Path | None, blas: int,
+         workers: int, on_step: Callable[[int, str], None] | None) -> Run:
     begin = time.perf_counter()
+    default_tokens = tokens is None
     tokens = tokens or XlmrTokens()
     cache = embedder if isinstance(embedder, CachingEmbedder) else CachingEmbedder(embedder)
     progress = Progress(on_step)
@@ -151,14 +157,61 @@ def _run(conversations: Sequence[Conversation], embedder: Embedder, sweeps: str,
     progress.label = "embedding queries"
     cache.prime(queries, query=True, on_progress=progress.step)
     with tempfile.TemporaryDirectory(prefix="ebbing-locomo-", dir=workdir) as tmp:
-        for conversation in conversations:
-            folder = Path(tmp) / conversation.sample_id
-            result.conversations.append(_conversation(conversation, cache, folder, sweeps, turn_queries, tokens,
-                                                      llm, result.judged, result.outcomes, progress))
+        if workers > 1 and len(conversations) > 1 and llm is None:
+            _in_processes(conversations, cache, Path(tmp), sweeps, turn_queries, None if default_tokens else tokens,
+                          blas, workers, result, progress)
+            result.workers = min(workers, len(conversations))
+        else:
+            for conversation in conversations:
+                folder = Path(tmp) / conversation.sample_id
+                result.conversations.append(_conversation(conversation, cache, folder, sweeps, turn_queries,
+                                                          tokens, llm, result.judged, result.outcomes, progress))
     result.embedded = cache.computed
     result.embed_seconds = cache.seconds
     result.seconds = time.perf_counter() - begin
     return result
+
+
+_worker: dict[str, Any] = {}
+
+
+def _start_worker(cache: CachingEmbedder, tokens: TokenCounter | None, blas: int) -> None:
+    _worker["blas"] = blas_threads(blas)
+    _worker["blas"].__enter__()  # for the life of the worker process
+    _worker["cache"], _worker["tokens"] = cache, tokens or XlmrTokens()
+
+
+def _conversation_job(conversation: Conversation, folder: Path, sweeps: str, turn_queries: str
+                      ) -> tuple[ConversationResult, dict[str, list[Outcome]], int, float]:
+    cache: CachingEmbedder = _worker["cache"]
+    computed, seconds = cache.computed, cache.seconds
+    outcomes: dict[str, list[Outcome]] = {name: [] for name in SYSTEMS}
+    done = _conversation(conversation, cache, folder, sweeps, turn_queries, _worker["tokens"], None, (), outcomes,
+                         Progress())
+    return done, outcomes, cache.computed - computed, cache.seconds - seconds
+
+
+def _in_processes(conversations: Sequence[Conversation], cache: CachingEmbedder, tmp: Path, sweeps: str,
+                  turn_queries: str, tokens: TokenCounter | None, blas: int, workers: int, result: Run,
+                  progress: Progress) -> None:
+    """Each conversation in a worker process (spawned: the embedder's OpenMP runtime does not survive a fork),
+    every worker starting with the parent's embeddings; results gathered in the conversations' order."""
+    context = multiprocessing.get_context("spawn")
+    progress.label = f"replaying and asking ({workers} processes)"
+    with ProcessPoolExecutor(max_workers=min(workers, len(conversations)), mp_context=context,
+                             initializer=_start_worker, initargs=(cache, tokens, blas)) as pool:
+        futures = {pool.submit(_conversation_job, c, tmp / c.sample_id, sweeps, turn_queries): c
+                   for c in conversations}
+        for future in as_completed(futures):
+            conversation = futures[future]
+            progress.step(2 * len(conversation.turns) + len(conversation.questions))
+        for future in futures:
+            done, outcomes, computed, seconds = future.result()
+            result.conversations.append(done)
+            for name, found in outcomes.items():
+                result.outcomes[name].extend(found)
+            cache.computed += computed
+            cache.seconds += seconds
 
 
 def _conversation(conversation: Conversation, cache: CachingEmbedder, folder: Path, sweeps: str,

@@ -29,7 +29,7 @@ from ebbing.embed.base import Embedder
 from ebbing.errors import NotFound
 from ebbing.eval.locomo import Conversation, Turn
 from ebbing.memory import Memory
-from ebbing.model import Hit, MemoryRecord, Scope, Tier
+from ebbing.model import Hit, MemoryRecord, Tier
 from ebbing.recall.terms import match_expression, query_terms, terms
 from ebbing.recall.tokens import TokenCounter
 
@@ -305,8 +305,8 @@ def clone(database: Path, name: str) -> Path:
 class MemorySystem:
     """An Ebbing store at question time, in two copies of the same state.
 
-    `rank` asks the first copy through the ranking `Memory.search` uses (`Memory._rank`: hybrid candidates,
-    calibrated relevance, retention weight, cold archive if asked) without counting uses, so no question
+    `rank` asks the first copy with `Memory.search(..., count_use=False)` (the same ranking: hybrid candidates,
+    calibrated relevance, retention weight, cold archive if asked, but no use counted), so no question
     changes what another finds. `search` is `Memory.search` on the second copy, timed: it counts uses (and
     lifts or revives what it returns) as it would for an agent asking the questions one after another.
     """
@@ -342,9 +342,8 @@ class MemorySystem:
         return items
 
     def rank(self, query: str, vector: np.ndarray, limit: int) -> list[Item]:
-        scope = Scope(self.frozen.tenant, self.user)
-        hits = self.frozen._rank(query, scope, limit, None, self.at.timestamp(), include_cold=self.include_cold,
-                                 query_vector=vector)
+        hits = self.frozen.search(query, user_id=self.user, limit=limit, at=self.at, include_cold=self.include_cold,
+                                  query_vector=vector, count_use=False)
         return self._items(hits)
 
     def search(self, query: str, vector: np.ndarray, limit: int) -> tuple[list[Item], float]:

@@ -81,3 +81,28 @@ def datetime_of(text: str) -> object:
 def test_a_negative_archive_window_is_refused() -> None:
     with pytest.raises(InvalidInput, match="archive_days"):
         RetentionConfig(archive_days=-1)
+
+
+def test_cold_search_sees_flags_changed_while_cold_and_hands_out_copies(mem: Memory) -> None:
+    episode = mem.add("We went hiking at Mount Tam last weekend", user_id="u", at=T0).records[0]
+    mem.sweep(at=day(100))
+    assert mem.get(episode.id).tier is Tier.COLD
+    first = mem.search("hiking Mount Tam", user_id="u", at=day(100), include_cold=True, count_use=False)
+    assert [h.record.pinned for h in first] == [False]
+    first[0].record.text = "changed by the caller"  # must not leak into the archive cache
+    mem.pin(episode.id, at=day(100))  # changes the archive index's flags, not the file
+    again = mem.search("hiking Mount Tam", user_id="u", at=day(100), include_cold=True, count_use=False)
+    assert [(h.record.pinned, h.record.text) for h in again] == [(True, "We went hiking at Mount Tam last weekend")]
+
+
+def test_one_thread_restores_the_blas_thread_count() -> None:
+    from ebbing.recall.blas import _cached, one_thread
+
+    found = _cached()
+    if found is None:
+        pytest.skip("numpy's BLAS exposes no thread setting here")
+    set_threads, get_threads = found
+    set_threads(2)
+    with one_thread():
+        assert get_threads() == 1
+    assert get_threads() == 2

@@ -50,6 +50,7 @@ from ebbing.model import (
     when,
 )
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
+from ebbing.recall.blas import one_thread
 from ebbing.recall.cold import ColdFiles
 from ebbing.recall.context import Context, ContextConfig, build_context, render_line
 from ebbing.recall.search import Background, SearchConfig, is_cjk, score_candidates
@@ -424,20 +425,22 @@ class Memory:
         found = self.store.candidates(list(keys))
         cold: dict[int, MemoryRecord] = {}
         if include_cold:
-            for record, seq, words in self._cold_candidates(scope, filters):
+            for record, seq, words, row in self._cold_candidates(scope, filters):
                 cold[seq] = record
                 assert record.embedding is not None
-                found.append(Candidate(seq, record.text, words, record.embedding, retention_row(record)))
+                found.append(Candidate(seq, record.text, words, record.embedding, row))
         weights = self._retention_weights(found, now)
         if not asks_about_history(query):  # the current value first; a question about the past sees all
             weights = {c.key: weights[c.key] * STALE_WEIGHT if c.stale else weights[c.key] for c in found}
         if goal:  # seed 004 §3.4: what serves the current task ranks higher
             weights = {key: weight * value for (key, weight), value in
                        zip(weights.items(), self._goal_weights(found, goal), strict=True)}
-        scored = score_candidates(found, query, query_vector, words, self._background_vectors(),
-                                  self.search_config, retention=weights.__getitem__)[:limit]
+        with one_thread():  # small products: BLAS threads would only spin (ebbing.recall.blas)
+            scored = score_candidates(found, query, query_vector, words, self._background_vectors(),
+                                      self.search_config, retention=weights.__getitem__)[:limit]
         stale = {c.key for c in found if c.stale}
-        by_key = {**self.store.fetch([s.key for s in scored if s.key not in cold]), **cold}
+        by_key = {**self.store.fetch([s.key for s in scored if s.key not in cold]),
+                  **{s.key: dataclasses.replace(cold[s.key]) for s in scored if s.key in cold}}  # cache's own
         return [Hit(by_key[s.key], s.score, {**s.parts, "stale": float(s.key in stale)})
                 for s in scored if s.key in by_key]
 
@@ -795,20 +798,20 @@ class Memory:
         return {c.key: (1.0 - w) + w * float(score) for c, score in zip(found, scores, strict=True)}
 
     def _cold_candidates(self, scope: Scope, filters: dict[str, Any] | None
-                         ) -> list[tuple[MemoryRecord, int, list[str]]]:
+                         ) -> list[tuple[MemoryRecord, int, list[str], tuple[Any, ...]]]:
         """Every archived record of the scope, with its keyword terms; files are parsed once (`ColdFiles`)."""
         out = []
         files = self.store.cold_files(self.tenant, scope.user_id)
         located = self.store.cold(self.tenant, [i for ids in files.values() for i in ids])
         for file, ids in files.items():
-            for record, seq, words in self._cold_files.records(file, located, ids):
+            for record, seq, words, row in self._cold_files.records(file, located, ids):
                 if scope.agent_id is not None and record.agent_id != scope.agent_id:
                     continue
                 if scope.session_id is not None and record.session_id != scope.session_id:
                     continue
                 if filters and not matches(record, filters):
                     continue
-                out.append((record, seq, words))
+                out.append((record, seq, words, row))
         return out
 
     def _touched(self, hit: Hit, now: float) -> Hit:

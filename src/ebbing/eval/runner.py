@@ -16,7 +16,6 @@ import numpy as np
 
 from ebbing.embed.base import Embedder
 from ebbing.eval.answer import answer, judge
-from ebbing.eval.blas import blas_threads
 from ebbing.eval.locomo import Conversation, Question
 from ebbing.eval.systems import (
     CachingEmbedder,
@@ -34,6 +33,7 @@ from ebbing.eval.systems import (
 )
 from ebbing.llm.base import LLM
 from ebbing.memory import Memory
+from ebbing.recall.blas import blas_threads
 from ebbing.recall.tokens import TokenCounter, XlmrTokens
 
 FATES = ("hot", "warm", "cold", "trash", "purged")
@@ -131,7 +131,7 @@ def run(conversations: Sequence[Conversation], *, embedder: Embedder, sweeps: st
         judged: Sequence[str] = ("ebbing",), workdir: Path | None = None, blas: int = 1, workers: int = 1,
         on_step: Callable[[int, str], None] | None = None) -> Run:
     """Evaluate every system on `conversations`; the stores live in a temporary folder (inside `workdir`).
-    `blas` limits numpy's OpenBLAS threads for the run (0: unchanged; see `ebbing.eval.blas`). With
+    `blas` limits numpy's OpenBLAS threads for the run (0: unchanged; see `ebbing.recall.blas`). With
     `workers` > 1 the conversations are replayed and asked in that many processes once every text is embedded
     (the embedder already uses every core; a replay uses one); the results are the same as with one."""
     with blas_threads(blas) as threads:

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ebbing.model import MemoryRecord
+from ebbing.retention.base import retention_row
 
-Parsed = dict[str, tuple[MemoryRecord, list[str]]]  # id -> (record as archived, its keyword terms)
+# id -> (record as archived, its keyword terms, its retention row): what ranking needs, computed once
+Parsed = dict[str, tuple[MemoryRecord, list[str], tuple[Any, ...]]]
 
 
 class ColdFiles:
@@ -28,25 +30,29 @@ class ColdFiles:
         self._size = 0
 
     def records(self, file: str, located: Mapping[str, tuple[str, int, dict[str, Any]]],
-                ids: list[str]) -> list[tuple[MemoryRecord, int, list[str]]]:
-        """(record, seq, terms) of `ids` in `file`, with the flags the store's archive index has now."""
+                ids: list[str]) -> list[tuple[MemoryRecord, int, list[str], tuple[Any, ...]]]:
+        """(record, seq, terms, retention row) of `ids` in `file`, with the flags the store's archive index has
+        now. The records are shared with the cache: callers copy one before handing it out."""
         parsed = self._parsed(file)
         out = []
         for memory_id in ids:
             if memory_id not in parsed or memory_id not in located:
                 continue
-            record, words = parsed[memory_id]
+            record, words, row = parsed[memory_id]
             _, seq, flags = located[memory_id]
-            current = dataclasses.replace(record, pinned=flags["pinned"], held=flags["held"],
-                                          priority=flags["priority"])
-            out.append((current, seq, words))
+            if (record.pinned, record.held, record.priority) != (flags["pinned"], flags["held"], flags["priority"]):
+                record = dataclasses.replace(record, pinned=flags["pinned"], held=flags["held"],
+                                             priority=flags["priority"])
+                row = retention_row(record)
+            out.append((record, seq, words, row))
         return out
 
     def _parsed(self, file: str) -> Parsed:
         if file in self._files:
             self._files.move_to_end(file)
             return self._files[file]
-        parsed = {record.id: (record, self._terms(record.text)) for record in self._read(Path(file))}
+        parsed = {record.id: (record, self._terms(record.text), retention_row(record))
+                  for record in self._read(Path(file))}
         self._files[file] = parsed
         self._size += len(parsed)
         while self._size > self.capacity and len(self._files) > 1:

@@ -68,3 +68,17 @@ def test_compiled_tier_codes_equal_numpys() -> None:
     by_numpy = (3 - (scores >= cold).astype(np.int8) - (scores >= warm) - (scores >= hot)).astype(np.int8)
     assert np.array_equal(composite.tiers(scores), by_numpy)
     assert composite.tiers(scores).dtype == np.int8
+
+
+@pytest.mark.parametrize("archive_days", [365.0, 30.0, 0.0])
+def test_compiled_placement_equals_tiers_then_settle(archive_days: float) -> None:
+    config = RetentionConfig(archive_days=archive_days)
+    composite = Composite(config)
+    batch = random_batch(50_000, seed=11)
+    now = 300 * DAY
+    scores = composite.score(batch, now)
+    expected = composite.settle(batch, composite.tiers(scores), now)
+    compiled = fused.placement(scores, batch, now, config)
+    assert np.array_equal(compiled, expected)
+    assert (expected == 2).sum() > (composite.tiers(scores) == 2).sum() or archive_days == 0.0  # it did settle some
+    assert np.array_equal(composite.placement(batch, now), expected)

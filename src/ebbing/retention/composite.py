@@ -125,7 +125,10 @@ class Composite:
 
     def placement(self, batch: RecordBatch, now: float) -> np.ndarray:
         """Tier codes a sweep at `now` would give: the score's tier, settled."""
-        return self.settle(batch, self.tiers(self.score(batch, now)), now)
+        scores = self.score(batch, now)
+        if len(batch) >= fused.FUSED_AT:
+            return fused.placement(scores, batch, float(now), self.config)  # tiers and settle in one pass
+        return self.settle(batch, self.tiers(scores), now)
 
     def projected_change(self, batch_of_one: RecordBatch, now: float,
                          horizon_days: float = 3650) -> tuple[float, Tier] | None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ebbing.model import Priority, Tier
 from ebbing.retention.base import KINDS, MARKED_IMPORTANCE, PRIORITIES, RecordBatch
 from ebbing.retention.config import DAY, RetentionConfig
 
@@ -122,12 +123,22 @@ def _compiled() -> Any:
             s = scores[i]
             out[i] = 3 - (s >= cold) - (s >= warm) - (s >= hot)
 
+    @njit(parallel=True, cache=True)
+    def placement_codes(scores: Any, priority: Any, created: Any, last: Any, now: float, hot: float, warm: float,
+                        cold: float, p1: int, archive: float, out: Any) -> None:
+        for i in prange(scores.shape[0]):
+            s = scores[i]
+            code = 3 - (s >= cold) - (s >= warm) - (s >= hot)
+            reference = created[i] if math.isnan(last[i]) else last[i]
+            # A forgotten P1 record stays cold within the archive window (Composite.settle), branch-free.
+            out[i] = code - ((code == 3) & (priority[i] == p1) & (now - reference <= archive))
+
     @njit(cache=True)
     def exp_many(x: Any, out: Any) -> None:
         for i in range(x.shape[0]):
             out[i] = exp(x[i])
 
-    return decay_scores, exp_many, tier_codes
+    return decay_scores, exp_many, tier_codes, placement_codes
 
 
 def exp_nonpositive(x: np.ndarray) -> np.ndarray:
@@ -141,6 +152,16 @@ def tiers(scores: np.ndarray, hot: float, warm: float, cold: float) -> np.ndarra
     """Tier codes as `Composite.tiers` computes them, in one compiled pass."""
     out = np.empty(len(scores), dtype=np.int8)
     _compiled()[2](np.ascontiguousarray(scores, dtype=np.float64), hot, warm, cold, out)
+    return out
+
+
+def placement(scores: np.ndarray, batch: RecordBatch, now: float, config: RetentionConfig) -> np.ndarray:
+    """Tier codes as `Composite.placement` gives them (thresholds, then `Composite.settle`), in one pass."""
+    hot, warm, cold = (config.thresholds[t] for t in (Tier.HOT, Tier.WARM, Tier.COLD))
+    archive = config.archive_days * DAY if config.archive_days > 0 else -np.inf
+    out = np.empty(len(scores), dtype=np.int8)
+    _compiled()[3](np.ascontiguousarray(scores, dtype=np.float64), batch.priority, batch.created_at,
+                   batch.last_accessed_at, float(now), hot, warm, cold, PRIORITIES.index(Priority.P1), archive, out)
     return out
 
 

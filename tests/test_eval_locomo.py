@@ -6,6 +6,7 @@ LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0) is read from the shared data fo
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -228,6 +229,8 @@ def test_a_small_run_with_an_llm_judge(tiny: Path) -> None:
 @pytest.fixture(scope="module")
 def smallest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Any], Path]]:
     if not DATA.is_file():
+        if os.environ.get("CI"):  # CI has the shared data next to the checkout: a missing file is a failure
+            pytest.fail(f"LoCoMo data not found at {DATA} in CI")
         pytest.skip(f"LoCoMo data not found at {DATA} (copy locomo10.json there to run this test)")
     plot = tmp_path_factory.mktemp("locomo") / "recall.png"
     with pytest.MonkeyPatch.context() as patch:

@@ -106,3 +106,15 @@ def test_one_thread_restores_the_blas_thread_count() -> None:
     with one_thread():
         assert get_threads() == 1
     assert get_threads() == 2
+
+
+def test_a_purge_leaves_no_archived_text_in_the_search_cache(mem: Memory) -> None:
+    episode = mem.add("We went hiking at Mount Tam last weekend", user_id="u", at=T0).records[0]
+    mem.sweep(at=day(100))
+    assert mem.search("hiking Mount Tam", user_id="u", at=day(100), include_cold=True, count_use=False)
+    cached = [record.text for parsed in mem._cold_files._files.values() for record, _, _ in parsed.values()]
+    assert episode.text in cached
+    mem.purge(episode.id, at=day(100))
+    cached = [record.text for parsed in mem._cold_files._files.values() for record, _, _ in parsed.values()]
+    assert episode.text not in cached
+    assert mem.search("hiking Mount Tam", user_id="u", at=day(100), include_cold=True, count_use=False) == []

@@ -688,9 +688,12 @@ class Memory:
         killed at any point and run again to the same end.
         """
         sweeper = Sweeper(self.store, self.archive, self.retention, self.tenant, self.actor)
-        return sweeper.run(to_epoch(at), dry_run=validate.flag(dry_run, "dry_run"),
-                           user_id=validate.name(user_id, "user_id"), spread=validate.flag(spread, "spread"),
-                           batch_size=validate.limit(batch_size, "batch_size", maximum=1_000_000))
+        report = sweeper.run(to_epoch(at), dry_run=validate.flag(dry_run, "dry_run"),
+                             user_id=validate.name(user_id, "user_id"), spread=validate.flag(spread, "spread"),
+                             batch_size=validate.limit(batch_size, "batch_size", maximum=1_000_000))
+        if report.purged and not report.dry_run:
+            self._cold_files.clear()  # erased means erased: no copy of a purged text stays in memory
+        return report
 
     def forget(self, memory_id: str, at: Instant = None, reason: str = "") -> MemoryRecord:
         """Send a record to the trash now; it stays restorable until purged."""
@@ -703,6 +706,7 @@ class Memory:
     def purge(self, memory_id: str, at: Instant = None) -> None:
         """Erase a record for good: store, indexes, archive and trash. Its audit events keep no text."""
         self.lifecycle.purge([_id(memory_id)], to_epoch(at), "purged on request")
+        self._cold_files.clear()
 
     def purge_user(self, user_id: str, at: Instant = None) -> int:
         """Erase every record of a user (right to erasure); returns how many. Held records block it."""
@@ -711,6 +715,7 @@ class Memory:
         ids = live + cold
         if ids:
             self.lifecycle.purge(ids, to_epoch(at), f"erasure of user {user_id}")
+            self._cold_files.clear()
         return len(ids)
 
     def hold(self, memory_id: str, at: Instant = None) -> MemoryRecord:

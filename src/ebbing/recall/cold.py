@@ -3,8 +3,8 @@
 An archive file never changes once written (a change writes a new file under a new name and removes the
 old one), so a file's parsed records and their keyword terms can be kept by name for as long as the file
 is listed. Per search, only the flags that can change while a record is cold (pinned, held, priority) come
-from the store's archive index; the file is read once. The cache holds at most `capacity` records and
-drops the files used least recently.
+from the store's archive index; the file is read once. The cache holds at most `capacity` records, drops
+the files used least recently, and is emptied by every purge (an erased text must not linger in memory).
 """
 
 from __future__ import annotations
@@ -46,6 +46,11 @@ class ColdFiles:
                 row = retention_row(record)
             out.append((record, seq, words, row))
         return out
+
+    def clear(self) -> None:
+        """Forget every parsed file: after a purge, no copy of an erased text may stay in memory."""
+        self._files.clear()
+        self._size = 0
 
     def _parsed(self, file: str) -> Parsed:
         if file in self._files:

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from ebbing.ingest.classify import Classifier, RuleClassifier
-from ebbing.ingest.dedupe import is_restatement
 from ebbing.ingest.facts import Fact, FactExtractor, RuleFacts, same_slot, slot_head
 from ebbing.ingest.guard import SecretBox, guard
+from ebbing.ingest.judge import JUDGED, STATEMENTS, Judgement, PairJudge, RuleJudge, Verdict, judged_slot
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, when
 from ebbing.recall.search import Background, is_cjk
 from ebbing.recall.terms import terms
@@ -41,9 +41,21 @@ PIN_BONUS = 0.3  # what a pin trigger adds to the classifier's importance (see i
 class IngestConfig:
     drop_low_information: bool = False  # "ok", "哈哈", "👍": stored as temporary, or (True) not at all
     dedupe: bool = True  # merge restatements into the record they restate (add only; imports keep all)
-    dedupe_min_z: float = 6.0  # see ingest.dedupe
-    dedupe_swap_z: float = 9.5
     facts: bool = True
+    neighbours: int = 6  # nearest live records a new statement is judged against (`ingest.judge`)
+    judge_floor: float = 2.0  # pairs further apart than this (vector z) are not judged at all
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A stored record a new statement is compared with."""
+
+    id: str
+    text: str
+    kind: Kind
+    access_count: int
+    z: float  # the pair's calibrated vector relevance
+    created_at: float
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,8 @@ class Plan:
     facts: list[FactRow] = field(default_factory=list)
     closings: list[Closing] = field(default_factory=list)
     secrets: list[SealedSecret] = field(default_factory=list)
-    merges: list[tuple[str, int, Event]] = field(default_factory=list)  # (existing id, uses to add, event)
+    # (existing id, uses to add, event, the saying's id for the record's sources)
+    merges: list[tuple[str, int, Event, str]] = field(default_factory=list)
     results: list[str] = field(default_factory=list)  # per kept draft: the id it ended up as
 
 
@@ -89,14 +102,18 @@ def _slot_hash(slot: str) -> str:
 class Ingest:
     def __init__(self, store: FullStore, embed: Callable[[list[str]], np.ndarray],
                  background: Callable[[], Background], config: IngestConfig, *, classifier: Classifier | None = None,
-                 extractor: FactExtractor | None = None, box: SecretBox | None = None, actor: str = "api") -> None:
+                 extractor: FactExtractor | None = None, box: SecretBox | None = None, actor: str = "api",
+                 judge: PairJudge | None = None) -> None:
         self.store, self.embed, self.background, self.config = store, embed, background, config
         self.classifier = classifier or RuleClassifier()
         self.extractor = extractor or RuleFacts()
+        self.judge = judge or RuleJudge()
         self.box, self.actor = box, actor
         self.tag_key = tag_key(store)
 
     def prepare(self, drafts: Sequence[Draft], *, dedupe: bool) -> Plan:
+        """`dedupe`: the interactive write path (add, update): restatements merge and each new statement is
+        judged against its neighbours (`ingest.judge`). Imports keep every line and only the rule facts."""
         plan = Plan()
         guarded = [guard(d.text, tag_key=self.tag_key) for d in drafts]
         kept = [(d, g) for d, g in zip(drafts, guarded, strict=True)
@@ -106,16 +123,22 @@ class Ingest:
         for (draft, shield), vector in zip(kept, vectors, strict=True):
             record = self._record(draft, shield.text, bool(shield.secrets), shield.low_information, vector)
             words = terms(record.text)
-            if dedupe and self.config.dedupe and not draft.id:
-                existing = self._restated(record, words)
-                if existing is not None:
-                    plan.merges.append(existing)
-                    plan.results.append(existing[0])
+            judged: list[tuple[Neighbour, Judgement]] = []
+            if dedupe and self.config.dedupe and not draft.id and record.kind in JUDGED:
+                judged = self._judge(record, draft)
+                merge = next(((n, j) for n, j in judged if j.verdict is Verdict.RESTATES), None)
+                if merge is not None:
+                    plan.merges.append(self._merge(record, *merge))
+                    plan.results.append(merge[0].id)
                     continue
+            superseding = [(n, j) for n, j in judged if j.verdict is Verdict.SUPERSEDES]
+            if superseding and draft.kind is None and record.kind not in STATEMENTS:
+                # "I moved last week, my address is ..." reports a change: it is the fact it replaces, not a story
+                record = replace(record, kind=superseding[0][0].kind)
             plan.records.append(record)
             plan.terms.append(words)
             plan.results.append(record.id)
-            plan.events.append(self._added(record, draft))
+            plan.events.append(self._added(record, draft, judged))
             for secret in shield.secrets:
                 if self.box is not None:
                     plan.secrets.append(SealedSecret(record.id, secret.placeholder, secret.kind,
@@ -124,7 +147,10 @@ class Ingest:
                 key = (record.tenant, record.user_id)
                 if key not in current:
                     current[key] = self.store.current_facts(record.tenant, record.user_id)
-                self._facts(record, current[key], plan)
+                closed = self._facts(record, current[key], plan, {n.id: j for n, j in judged})
+                for neighbour, judgement in superseding:
+                    if neighbour.id not in closed:
+                        self._supersede(record, neighbour, judgement, current[key], plan)
         return plan
 
     def _record(self, draft: Draft, text: str, secret: bool, low: bool, vector: np.ndarray) -> MemoryRecord:
@@ -146,42 +172,98 @@ class Ingest:
             content_hash=content_hash(text), embedding=vector,
         )
 
-    def _added(self, record: MemoryRecord, draft: Draft) -> Event:
+    def _added(self, record: MemoryRecord, draft: Draft, judged: Sequence[tuple[Neighbour, Judgement]] = ()
+               ) -> Event:
         inferred = [name for name in ("kind", "importance", "priority") if getattr(draft, name) is None]
         reason = "pin trigger in text" if record.pinned and not draft.pinned else ""
-        return Event(record.id, "add", record.created_at, self.actor, reason, {
+        data: dict[str, Any] = {
             "kind": record.kind.value, "importance": record.importance, "priority": record.priority.value,
             "pinned": record.pinned, "inferred": inferred, "content_hash": record.content_hash,
             "secrets": record.text.count("[secret:"),
-        })
+        }
+        if judged:  # the neighbours it was compared with and what was decided: `explain` shows them
+            data["judged"] = [{"id": n.id, **j.audit()} for n, j in judged]
+        return Event(record.id, "add", record.created_at, self.actor, reason, data)
 
-    def _restated(self, record: MemoryRecord, words: list[str]) -> tuple[str, int, Event] | None:
-        """The stored record this one restates, if any, with the uses to credit and the merge event."""
+    def _judge(self, record: MemoryRecord, draft: Draft) -> list[tuple[Neighbour, Judgement]]:
+        """The user's live records nearest in meaning, each with the verdict on the pair, nearest first.
+        Only pairs close enough to be the same attribute are judged; a stale record (it has a successor)
+        is neither merged into nor superseded again."""
         assert record.embedding is not None
         scope = Scope(record.tenant, record.user_id)
-        keys = self.store.vector_search(scope, record.embedding, 5, None)
-        found = self.store.candidates(keys)
+        found = self.store.candidates(self.store.vector_search(scope, record.embedding, self.config.neighbours, None))
         if not found:
-            return None
+            return []
         vectors = np.stack([c.vector for c in found]).astype(np.float32)
         z = self.background().z(record.embedding, is_cjk(record.text), vectors,
                                 np.array([is_cjk(c.text) for c in found]))
-        for index in np.argsort(-z):
-            candidate = found[int(index)]
-            kind, access_count = candidate.retention[0], candidate.retention[8]
-            if kind != record.kind.value or candidate.stale:
+        close = [(found[int(i)], float(z[i])) for i in np.argsort(-z)
+                 if not found[int(i)].stale and z[i] >= self.config.judge_floor
+                 and Kind(found[int(i)].retention[0]) in JUDGED]
+        if not close:
+            return []
+        records = self.store.fetch([c.key for c, _ in close])
+        rows: dict[str, list[FactRow]] = {}
+        for row in self.store.facts_of(record.tenant, [r.id for r in records.values()]):
+            rows.setdefault(row.memory_id, []).append(row)
+        new_slots = [(f.slot, slot_head(f.attribute)) for f in self.extractor.extract(record.text)] \
+            if not _from_assistant(draft) else []
+        out = []
+        for candidate, value in close:
+            old = records.get(candidate.key)
+            if old is None:
                 continue
-            if is_restatement(record.text, words, candidate.text, candidate.terms, float(z[index]),
-                              self.config.dedupe_min_z, self.config.dedupe_swap_z):
-                existing = self.store.fetch([candidate.key])[candidate.key]
-                uses = 2 if access_count == 0 else 1  # the first restatement credits the original saying too
-                event = Event(existing.id, "merge", record.created_at, self.actor, "restated",
-                              {"uses": uses, "z": round(float(z[index]), 2), "content_hash": record.content_hash})
-                return existing.id, uses, event
-        return None
+            same = any(same_slot(slot, head, set(r.slot.split()), slot_head(r.attribute))
+                       for slot, head in new_slots for r in rows.get(old.id, []))
+            judgement = self.judge.judge(old.text, old.kind, record.text, record.kind, value, same_slot=same)
+            if judgement.verdict is Verdict.RESTATES and not _mergeable(record.kind, old.kind):
+                judgement = Judgement(Verdict.DISTINCT, judgement.score, {**judgement.signals, "why": "kinds"})
+            out.append((Neighbour(old.id, old.text, old.kind, old.access_count, value,
+                                  old.created_at.timestamp()), judgement))
+        return out
 
-    def _facts(self, record: MemoryRecord, current: list[FactRow], plan: Plan) -> None:
+    def _merge(self, record: MemoryRecord, into: Neighbour, judgement: Judgement) -> tuple[str, int, Event, str]:
+        """The merge of a restatement: uses to credit, the audit event, and the saying's own id for provenance."""
+        uses = 2 if into.access_count == 0 else 1  # the first restatement credits the original saying too
+        saying = new_id(record.created_at.timestamp())
+        event = Event(into.id, "merge", record.created_at, self.actor, "restated", {
+            "uses": uses, "z": round(into.z, 2), "content_hash": record.content_hash, "saying": saying,
+            "judgement": judgement.audit()})
+        return into.id, uses, event, saying
+
+    def _supersede(self, record: MemoryRecord, old: Neighbour, judgement: Judgement, current: list[FactRow],
+                   plan: Plan) -> None:
+        """Put a judged supersession on the timeline: the old record's current facts close (or, when the rules
+        found none in it, it gets a closed fact of its own) and the new record carries the slot on."""
         at = record.created_at.timestamp()
+        rows = [r for r in current if r.memory_id == old.id]
+        new_rows = {r.slot: r for r in plan.facts if r.memory_id == record.id}
+        if rows:
+            slot, root, attribute = rows[0].slot, rows[0].root, rows[0].attribute
+            for row in rows:
+                plan.closings.append(Closing(row.memory_id, row.slot, at, record.id))
+                current.remove(row)
+        else:
+            slot, attribute = judged_slot(old.text, record.text)
+            root = old.id
+            plan.facts.append(FactRow(old.id, slot, "user", attribute, _clip(old.text), None, old.created_at,
+                                      valid_to=at, superseded_by=record.id, root=old.id, user_id=record.user_id))
+        if slot not in new_rows:
+            row = FactRow(record.id, slot, "user", attribute, _clip(record.text), None, at, supersedes=old.id,
+                          root=root, user_id=record.user_id)
+            plan.facts.append(row)
+            current.append(row)
+        plan.events.append(Event(old.id, "supersede", record.created_at, self.actor,
+                                 f"judged a newer value ({judgement.signals.get('why', '')})", {
+                                     "superseded_by": record.id, "slot": _slot_hash(slot),
+                                     "judgement": judgement.audit()}))
+
+    def _facts(self, record: MemoryRecord, current: list[FactRow], plan: Plan,
+               judged: dict[str, Judgement] | None = None) -> set[str]:
+        """The rule extractor's facts of a new record; returns the ids of the records whose values it closed.
+        `judged` holds the judge's verdicts on neighbours, shown on the event beside the rules' own reason."""
+        at = record.created_at.timestamp()
+        closed: set[str] = set()
         for fact, head in _one_per_slot(self.extractor.extract(record.text)):
             slot = slot_key(fact)
             words = set(fact.slot)
@@ -198,11 +280,15 @@ class Ingest:
             plan.facts.append(row)
             current.append(row)
             if previous is not None:
+                closed.add(previous.memory_id)
                 plan.closings.append(Closing(previous.memory_id, previous.slot, at, record.id))
                 current.remove(previous)
+                data: dict[str, Any] = {"superseded_by": record.id, "slot": _slot_hash(previous.slot)}
+                if judged and previous.memory_id in judged:
+                    data["judgement"] = judged[previous.memory_id].audit()
                 plan.events.append(Event(previous.memory_id, "supersede", record.created_at, self.actor,
-                                         "a newer value for the same slot", {
-                                             "superseded_by": record.id, "slot": _slot_hash(previous.slot)}))
+                                         "a newer value for the same slot", data))
+        return closed
 
 
 def tag_key(store: FullStore) -> bytes:
@@ -212,6 +298,15 @@ def tag_key(store: FullStore) -> bytes:
         stored = secrets.token_hex(32)
         store.set_meta("secret_tag_key", stored)
     return bytes.fromhex(stored)
+
+
+def _mergeable(new: Kind, old: Kind) -> bool:
+    """An episode that mentions a preference ("had Thai again today") is not the preference."""
+    return new == old or (new in STATEMENTS and old in STATEMENTS)
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _from_assistant(draft: Draft) -> bool:

@@ -36,7 +36,7 @@ _STEMMER = snowballstemmer.stemmer("english")
 
 
 @functools.lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """Snowball is pure Python; words repeat, so caching makes stemming nearly free."""
     return str(_STEMMER.stemWord(word))
 
@@ -59,7 +59,6 @@ def terms(text: str) -> list[str]:
     """Index terms of `text`, in order, stop words removed (duplicates kept: they count for BM25)."""
     normal = unicodedata.normalize("NFKC", text).casefold()
     out: list[str] = []
-    stem = _stem
     for match in _RUN.finditer(normal):
         han, word = match.groups()
         if han:

@@ -148,7 +148,9 @@ class TierStore(Protocol):
 
     def scrub(self) -> None: ...
 
-    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event]) -> None: ...
+    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event], *,
+                  source_id: str | None = None) -> None:
+        """Count a restatement as a use; `source_id` (the saying's own id) joins the record's sources."""
 
     def add_events(self, tenant: str, events: Sequence[Event]) -> None: ...
 

@@ -200,8 +200,9 @@ class PostgresStore:
                 "INSERT INTO facts (tenant, memory_id, slot, user_id, subject, attribute, value, reason, valid_from, "
                 "valid_to, superseded_by, supersedes, root) VALUES "
                 "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [(tenant_of[f.memory_id], f.memory_id, f.slot, f.user_id, f.subject, f.attribute, f.value, f.reason,
-                  f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id) for f in facts])
+                [(tenant_of.get(f.memory_id, records[0].tenant), f.memory_id, f.slot, f.user_id, f.subject, f.attribute,
+                  f.value, f.reason, f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id)
+                 for f in facts])
             cursor.executemany(
                 "UPDATE facts SET valid_to = %s, superseded_by = %s "
                 "WHERE tenant = %s AND memory_id = %s AND slot = %s AND valid_to IS NULL",
@@ -575,11 +576,13 @@ class PostgresStore:
             "ORDER BY s.placeholder", (tenant, memory_id))
         return [SealedSecret(r[0], r[1], r[2], bytes(r[3])) for r in rows]
 
-    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event]) -> None:
+    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event], *,
+                  source_id: str | None = None) -> None:
         with self._write() as conn:
             conn.execute("UPDATE memories SET access_count = access_count + %s, last_accessed_at = "
-                         "greatest(coalesce(last_accessed_at, 0), %s) WHERE tenant = %s AND id = %s",
-                         (count, at, tenant, memory_id))
+                         "greatest(coalesce(last_accessed_at, 0), %s), source_ids = CASE WHEN %s::text IS NULL "
+                         "THEN source_ids ELSE array_append(source_ids, %s::text) END WHERE tenant = %s AND id = %s",
+                         (count, at, source_id, source_id, tenant, memory_id))
             self.insert_events(conn, tenant, events)
 
     def expired_trash(self, tenant: str, before: float, user_id: str | None = None) -> list[str]:

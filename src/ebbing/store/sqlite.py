@@ -173,8 +173,9 @@ class SQLiteStore:
             conn.executemany(
                 "INSERT INTO facts (memory_id, slot, tenant, user_id, subject, attribute, value, reason, valid_from, "
                 "valid_to, superseded_by, supersedes, root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(f.memory_id, f.slot, tenant_of[f.memory_id], f.user_id, f.subject, f.attribute, f.value, f.reason,
-                  f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id) for f in facts])
+                [(f.memory_id, f.slot, tenant_of.get(f.memory_id, records[0].tenant), f.user_id, f.subject, f.attribute,
+                  f.value, f.reason, f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id)
+                 for f in facts])
             conn.executemany(
                 "UPDATE facts SET valid_to = ?, superseded_by = ? "
                 "WHERE memory_id = ? AND slot = ? AND valid_to IS NULL",
@@ -626,11 +627,15 @@ class SQLiteStore:
                 (memory_id, tenant, tenant)).fetchall()
         return [SealedSecret(r[0], r[1], r[2], bytes(r[3])) for r in rows]
 
-    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event]) -> None:
-        """Count a restatement as a use: `count` more accesses and a fresh reference time."""
+    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event], *,
+                  source_id: str | None = None) -> None:
+        """Count a restatement as a use: `count` more accesses, a fresh reference time, and the saying's id
+        among the record's sources."""
         with self._write() as conn:
             conn.execute("UPDATE memories SET access_count = access_count + ?, last_accessed_at = max(coalesce("
-                         "last_accessed_at, 0), ?) WHERE id = ? AND +tenant = ?", (count, at, memory_id, tenant))
+                         "last_accessed_at, 0), ?), source_ids = CASE WHEN ? IS NULL THEN source_ids ELSE "
+                         "json_insert(source_ids, '$[#]', ?) END WHERE id = ? AND +tenant = ?",
+                         (count, at, source_id, source_id, memory_id, tenant))
             self._insert_events(conn, tenant, events)
 
     def expired_trash(self, tenant: str, before: float, user_id: str | None = None) -> list[str]:

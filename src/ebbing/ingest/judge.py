@@ -1,0 +1,142 @@
+"""Is a new statement a new value of something the user already told us, the same thing said again, or
+something else?
+
+At write time each new fact, preference, decision or episode is compared with the user's live records
+that are its nearest neighbours by meaning, and each pair gets a verdict:
+
+- `supersedes`: the same attribute with a new value ("my shipping address is 12 Oak St" ->
+  "I moved last week, I'm at 45 Elm Ave now"). The old record keeps its place on the timeline and stays
+  findable for questions about the past; it never outranks its successor again.
+- `restates`: the same thing in other words ("I prefer dark mode" ~ "dark theme for me, always"); the new
+  saying is merged into the old record as one more use and one more source.
+- `distinct`: anything else, in particular look-alikes, the same shape about another person or object
+  (my sister / my brother, the work laptop / the personal one, 妈妈 / 爸爸): never retired, never merged.
+
+The verdict rests on signals that do not depend on one phrasing or one language: the calibrated vector
+relevance of the pair (`recall.search.Background`, in standard deviations above unrelated text), the
+aligned differing spans (`ingest.align`: numbers, names, qualifiers that say whose or which one, other
+words), change cues in both languages, the kinds, and the rule extractor's slot when it found one.
+A wrong supersession or merge destroys information and a missed one costs a duplicate, so every threshold
+errs towards `distinct` (docs/evaluation.md has the measured precision).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+from ebbing.ingest.align import CONTENT, Alignment, align
+from ebbing.model import Kind
+from ebbing.recall.terms import terms
+
+STATEMENTS = frozenset({Kind.FACT, Kind.PREFERENCE, Kind.DECISION})  # what can be superseded or restated
+JUDGED = STATEMENTS | {Kind.EPISODE}  # what is compared: "I moved last week, ..." is told as an episode
+
+
+class Verdict(StrEnum):
+    SUPERSEDES = "supersedes"
+    RESTATES = "restates"
+    DISTINCT = "distinct"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    score: float  # how sure, 0..1 (for `distinct`, how sure it is *not* the same attribute is not tracked)
+    signals: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict.value, "score": round(self.score, 3), "signals": self.signals}
+
+    def audit(self) -> dict[str, Any]:
+        """What the audit log keeps: the verdict, its score and its signals as counts (the log holds no text,
+        so no differing word is written to it)."""
+        counts = {name: value if not isinstance(value, list) else [len(side) for side in value]
+                  for name, value in self.signals.items()}
+        return {"verdict": self.verdict.value, "score": round(self.score, 3), "signals": counts}
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Thresholds, set on the development sets (tests/data/updates-dev-*.jsonl) for no false merge and no false
+    supersession there; docs/evaluation.md has what they gain and miss."""
+
+    restate_z: float = 6.0  # a restatement: meaning at least this close (pair's vector z) ...
+    restate_swaps: int = 3  # ... and at most this many content words each side holds that the other lacks
+    supersede_z: float = 3.0  # a new value: meaning at least this close ...
+    supersede_shared: int = 2  # ... the two share this many content words in order (the attribute), and
+    # differ in one place only, where both hold a value (number, name) or the new one says it changed
+    supersede_slot_z: float = 2.0  # the rule extractor named the same slot: this close suffices
+
+
+class PairJudge(Protocol):
+    """Judges one pair (an LLM judge can stand in for the rules on ambiguous pairs)."""
+
+    def judge(self, old_text: str, old_kind: Kind, new_text: str, new_kind: Kind, z: float, *,
+              same_slot: bool = False) -> Judgement: ...
+
+
+def _signals(pair: Alignment, z: float, same_slot: bool) -> dict[str, Any]:
+    def only(side: str, *tags: str) -> list[str]:
+        return sorted(pair.only(side, *tags))
+
+    substitutions = [span for span in pair.spans if any(t.tag in CONTENT for t in span.old)
+                     and any(t.tag in CONTENT for t in span.new)]
+    valued = [span for span in substitutions if any(t.tag in ("num", "name") for t in span.old)
+              and any(t.tag in ("num", "name") for t in span.new)]
+    return {
+        "z": round(z, 2),
+        "shared": pair.shared,
+        "substitutions": len(substitutions),
+        "value_substitutions": len(valued),
+        "numbers": [only("old", "num"), only("new", "num")],
+        "names": [only("old", "name"), only("new", "name")],
+        "qualifiers": [only("old", "qualifier"), only("new", "qualifier")],
+        "words": [only("old", "word", "name"), only("new", "word", "name")],
+        "cue": bool(pair.only("new", "cue")),
+        "same_slot": same_slot,
+    }
+
+
+class RuleJudge:
+    """The default judge: thresholds on the signals, no model beyond the embedder."""
+
+    def __init__(self, config: JudgeConfig | None = None) -> None:
+        self.config = config or JudgeConfig()
+
+    def judge(self, old_text: str, old_kind: Kind, new_text: str, new_kind: Kind, z: float, *,
+              same_slot: bool = False) -> Judgement:
+        s = _signals(align(old_text, new_text), z, same_slot)
+        c = self.config
+        (num_old, num_new), (name_old, name_new) = s["numbers"], s["names"]
+        (qual_old, qual_new), (word_old, word_new) = s["qualifiers"], s["words"]
+        if qual_old or qual_new:  # whose or which one differs: another person's or thing's value
+            return Judgement(Verdict.DISTINCT, 0.9, {**s, "why": "qualifier"})
+        if old_kind == new_kind or (old_kind in STATEMENTS and new_kind in STATEMENTS):
+            swaps = min(len(word_old), len(word_new))
+            if not (num_old or num_new) and not (name_old and name_new) and not s["cue"] \
+                    and swaps <= c.restate_swaps and z >= c.restate_z:
+                return Judgement(Verdict.RESTATES, min(1.0, z / 10), {**s, "why": "restated"})
+        if old_kind not in STATEMENTS or new_kind not in JUDGED:
+            return Judgement(Verdict.DISTINCT, 0.5, {**s, "why": "kinds"})
+        changed = bool((word_old or num_old) and (word_new or num_new))
+        if same_slot and z >= c.supersede_slot_z and changed:
+            return Judgement(Verdict.SUPERSEDES, 0.9, {**s, "why": "slot"})
+        if s["substitutions"] == 1 and s["shared"] >= c.supersede_shared and z >= c.supersede_z \
+                and (s["value_substitutions"] or s["cue"]):
+            return Judgement(Verdict.SUPERSEDES, min(1.0, 0.5 + z / 20), {**s, "why": "value"})
+        return Judgement(Verdict.DISTINCT, 0.5, {**s, "why": "no change of value"})
+
+
+def judged_slot(old_text: str, new_text: str) -> tuple[str, str]:
+    """A slot for a judged supersession the rule extractor did not name: the words both statements share
+    ("shipping address"), or the old statement's own words when they share none. Returns (slot, attribute)."""
+    pair = align(old_text, new_text)
+    both = pair.keys("old", "word", "name") & pair.keys("new", "word", "name")
+    shared = list(dict.fromkeys(t.surface for t in pair.new if t.key in both))
+    if not shared:
+        shared = list(dict.fromkeys(t.surface for t in pair.old if t.tag in ("word", "name")))[:6]
+    attribute = " ".join(shared)[:60] or old_text[:60]
+    slot = " ".join(sorted(set(terms(attribute)))) or attribute
+    return slot, attribute

@@ -49,6 +49,7 @@ from ebbing.model import (
     content_hash,
     when,
 )
+from ebbing.recall import succession
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
 from ebbing.recall.blas import one_thread
 from ebbing.recall.cold import ColdFiles
@@ -156,6 +157,7 @@ class Memory:
         self.tenant = validate.name(tenant, "tenant", required=True) or "default"
         self.search_config = search or SearchConfig()
         self.context_config = context or ContextConfig()
+        self.succession = succession.SuccessionConfig()
         self.retention = retention or RetentionConfig()
         self.composite = Composite(self.retention)
         self.actor = actor
@@ -435,9 +437,17 @@ class Memory:
         if goal:  # seed 004 §3.4: what serves the current task ranks higher
             weights = {key: weight * value for (key, weight), value in
                        zip(weights.items(), self._goal_weights(found, goal), strict=True)}
+        history = asks_about_history(query)
         with one_thread():  # small products: BLAS threads would only spin (ebbing.recall.blas)
-            scored = score_candidates(found, query, query_vector, words, self._background_vectors(),
-                                      self.search_config, retention=weights.__getitem__)[:limit]
+            every = score_candidates(found, query, query_vector, words, self._background_vectors(),
+                                     dataclasses.replace(self.search_config, relevance_floor=0.0),
+                                     retention=weights.__getitem__)
+            floor = self.search_config.relevance_floor
+            scored = [s for s in every if s.parts["relevance"] >= floor]
+            if not history:  # the newer of two competing answers first (ebbing.recall.succession)
+                scored = succession.order(scored, {c.key: c for c in found}, query, self._background_vectors(),
+                                          self.succession, below=[s for s in every if s.parts["relevance"] < floor])
+        scored = scored[:limit]
         stale = {c.key for c in found if c.stale}
         by_key = {**self.store.fetch([s.key for s in scored if s.key not in cold]),
                   **{s.key: dataclasses.replace(cold[s.key]) for s in scored if s.key in cold}}  # cache's own
@@ -784,8 +794,8 @@ class Memory:
         self.store.insert(plan.records, plan.terms, plan.events, facts=plan.facts, closings=plan.closings,
                           secrets=plan.secrets)
         events = list(plan.events)
-        for memory_id, uses, event in plan.merges:
-            self.store.reinforce(self.tenant, memory_id, uses, event.at.timestamp(), [event])
+        for memory_id, uses, event, saying in plan.merges:
+            self.store.reinforce(self.tenant, memory_id, uses, event.at.timestamp(), [event], source_id=saying)
             events.append(event)
         fresh = {r.id: r for r in plan.records}
         records = [fresh[i] if i in fresh else self.get(i) for i in dict.fromkeys(plan.results)]

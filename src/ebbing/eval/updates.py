@@ -1,0 +1,219 @@
+"""`ebbing eval updates`: does the memory know what changed, what is the same thing said again, and what
+only looks alike?
+
+A case file (JSON Lines, format in docs/evaluation.md) holds short histories of one user, each replayed
+into its own user of one `Memory` through the public API at the case's times:
+
+- `update`: a value is stated, maybe used, then changed. Answered newest-first when the top hit for the
+  question holds the current value (and so nothing above it holds the old one); the old value must still be
+  found by a question about the past (in the top 3).
+- `lookalike`: statements of the same shape about different things, all true at once. Both kept when each
+  probe's top hit is its own statement and no record of the case was superseded by, or merged with, another.
+- `restatement`: adds labelled by group; the same label is the same memory said again. Pairs of adds are
+  scored: same group and the same record is a correct merge, different groups and the same record a wrong one.
+
+A supersession is read from the audit log (a `supersede` event names the record that replaced it), so the
+measurement needs nothing but what any user of the library can see.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from ebbing.embed.base import Embedder
+from ebbing.errors import InvalidInput
+from ebbing.eval.systems import CachingEmbedder
+from ebbing.memory import Memory
+
+START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # day 0 of every case
+TYPES = ("update", "lookalike", "restatement")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    lang: str
+    type: str
+    steps: list[dict[str, Any]]
+    ask_day: float
+    raw: dict[str, Any]
+
+
+def load(path: str | Path) -> list[Case]:
+    """Read and check a case file; a bad line is an error naming its line and field."""
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput("data", f"line {number}: not JSON ({exc.msg})") from None
+        if not isinstance(raw, dict):
+            raise InvalidInput("data", f"line {number}: must be a JSON object")
+        for name in ("id", "lang", "type", "steps", "ask_day"):
+            if name not in raw:
+                raise InvalidInput(name, f"line {number}: missing")
+        if raw["type"] not in TYPES:
+            raise InvalidInput("type", f"line {number}: must be one of {', '.join(TYPES)}")
+        if raw["id"] in seen:
+            raise InvalidInput("id", f"line {number}: {raw['id']} is used twice")
+        seen.add(raw["id"])
+        steps = raw["steps"]
+        if not isinstance(steps, list) or not all(isinstance(s, dict) and ("add" in s) != ("search" in s)
+                                                  and isinstance(s.get("day"), int | float) for s in steps):
+            raise InvalidInput("steps", f"line {number}: each step needs a day and one of add or search")
+        needed = {"update": ("question", "current", "old"), "lookalike": ("probes",), "restatement": ()}
+        for name in needed[raw["type"]]:
+            if not raw.get(name):
+                raise InvalidInput(name, f"line {number}: missing")
+        cases.append(Case(str(raw["id"]), str(raw["lang"]), str(raw["type"]), steps, float(raw["ask_day"]), raw))
+    return cases
+
+
+def texts(cases: Iterable[Case]) -> tuple[list[str], list[str]]:
+    """Every passage and every query the run will embed."""
+    passages: list[str] = []
+    queries: list[str] = []
+    for case in cases:
+        for step in case.steps:
+            (passages if "add" in step else queries).append(step.get("add") or step["search"])
+        queries += [case.raw[k] for k in ("question", "past_question") if case.raw.get(k)]
+        queries += [p["question"] for p in case.raw.get("probes", [])]
+    return passages, queries
+
+
+@dataclass
+class Outcome:
+    case: Case
+    passed: bool
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def _at(day: float) -> datetime:
+    return START + timedelta(days=day)
+
+
+def _has(text: str, needle: str) -> bool:
+    return needle.casefold() in text.casefold()
+
+
+def _superseded(mem: Memory, ids: Iterable[str]) -> dict[str, str]:
+    """Record id -> the id that superseded it, from the audit log."""
+    out = {}
+    for memory_id in set(ids):
+        for event in mem.history(memory_id):
+            if event.type == "supersede":
+                out[memory_id] = str(event.data.get("superseded_by"))
+    return out
+
+
+def replay(mem: Memory, case: Case) -> list[tuple[dict[str, Any], str]]:
+    """Run the case's steps; returns each add step with the id of the record it ended up as."""
+    added = []
+    for step in case.steps:
+        if "add" in step:
+            result = mem.add(step["add"], user_id=case.id, at=_at(step["day"]))
+            added.append((step, result.records[0].id))
+        else:
+            mem.search(step["search"], user_id=case.id, at=_at(step["day"]))
+    return added
+
+
+def judge_case(mem: Memory, case: Case) -> Outcome:
+    added = replay(mem, case)
+    at = _at(case.ask_day)
+    ids = [record for _, record in added]
+    superseded = _superseded(mem, ids)
+    if case.type == "update":
+        hits = mem.search(case.raw["question"], user_id=case.id, at=at)
+        top = hits[0].record.text if hits else ""
+        newest = bool(hits) and _has(top, case.raw["current"])
+        past = case.raw.get("past_question")
+        past_hits = mem.search(past, user_id=case.id, at=at, limit=3) if past else []
+        old_ids = {record for step, record in added if _has(step["add"], case.raw["old"])}
+        new_ids = {record for step, record in added if _has(step["add"], case.raw["current"])}
+        detail = {"top": top, "newest_first": newest,
+                  "past_found": any(_has(h.record.text, case.raw["old"]) for h in past_hits) if past else None,
+                  "old_superseded": any(superseded.get(i) in new_ids for i in old_ids),
+                  "wrongly_superseded": sorted(i for i, by in superseded.items() if i not in old_ids),
+                  "merged_old_and_new": bool(old_ids & new_ids)}
+        return Outcome(case, newest, detail)
+    if case.type == "lookalike":
+        firsts = []
+        for probe in case.raw["probes"]:
+            hits = mem.search(probe["question"], user_id=case.id, at=at)
+            firsts.append(bool(hits) and _has(hits[0].record.text, probe["expect"]))
+        merged = len(set(ids)) < len(ids)
+        detail = {"probes_first": firsts, "superseded": sorted(superseded), "merged": merged}
+        false = bool(superseded) or merged
+        return Outcome(case, all(firsts) and not false, {**detail, "false_supersession": false})
+    pairs = {"tp": 0, "fn": 0, "fp": 0}
+    group_of = {record: step.get("group") for step, record in added}
+    for (a, record_a), (b, record_b) in combinations(added, 2):
+        same_group, same_record = a.get("group") == b.get("group"), record_a == record_b
+        if same_group:
+            pairs["tp" if same_record else "fn"] += 1
+        elif same_record:
+            pairs["fp"] += 1
+    wrong = sorted(i for i, by in superseded.items() if group_of.get(i) != group_of.get(by))
+    return Outcome(case, pairs["fn"] == 0 and pairs["fp"] == 0 and not wrong,
+                   {**pairs, "false_supersession": bool(wrong), "superseded": wrong})
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return round(num / den, 4) if den else None
+
+
+def summarise(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    updates = [o for o in outcomes if o.case.type == "update"]
+    looks = [o for o in outcomes if o.case.type == "lookalike"]
+    groups = [o for o in outcomes if o.case.type == "restatement"]
+    past = [o for o in updates if o.detail["past_found"] is not None]
+    tp, fn, fp = (sum(o.detail[k] for o in groups) for k in ("tp", "fn", "fp"))
+    return {
+        "updates": len(updates),
+        "newest_first": _ratio(sum(o.passed for o in updates), len(updates)),
+        "past_found": _ratio(sum(bool(o.detail["past_found"]) for o in past), len(past)),
+        "old_superseded": _ratio(sum(o.detail["old_superseded"] for o in updates), len(updates)),
+        "update_wrong_supersessions": sum(len(o.detail["wrongly_superseded"]) for o in updates),
+        "lookalikes": len(looks),
+        "lookalikes_kept": _ratio(sum(o.passed for o in looks), len(looks)),
+        "lookalike_false_supersession": _ratio(sum(o.detail["false_supersession"] for o in looks), len(looks)),
+        "restatement_cases": len(groups),
+        "merge_recall": _ratio(tp, tp + fn),
+        "merge_precision": _ratio(tp, tp + fp),
+        "restatement_false_supersession": _ratio(sum(o.detail["false_supersession"] for o in groups), len(groups)),
+    }
+
+
+def run(cases: Sequence[Case], embedder: Embedder, *, on_case: Callable[[], None] | None = None,
+        folder: Path | None = None) -> tuple[dict[str, Any], list[Outcome]]:
+    """Replay every case into one store (a user per case) and score it; per language and in all."""
+    cache = embedder if isinstance(embedder, CachingEmbedder) else CachingEmbedder(embedder)
+    passages, queries = texts(cases)
+    cache.prime(passages)
+    cache.prime(queries, query=True)
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="ebbing-updates-", dir=folder) as tmp, \
+            Memory(Path(tmp) / "updates.db", embedder=cache, archive=Path(tmp) / "archive") as mem:
+        for case in cases:
+            outcomes.append(judge_case(mem, case))
+            if on_case:
+                on_case()
+    languages = sorted({o.case.lang for o in outcomes})
+    report = {"languages": {lang: summarise([o for o in outcomes if o.case.lang == lang]) for lang in languages},
+              "all": summarise(outcomes)}
+    return report, outcomes
+
+
+def failures(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
+    return [{"id": o.case.id, **o.detail} for o in outcomes if not o.passed]

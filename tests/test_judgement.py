@@ -1,0 +1,144 @@
+"""Knowing what changed: judged supersession, look-alikes kept apart, restatements merged with their provenance,
+and the newer of two competing answers ranked first — in English and Chinese, on every backend."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ebbing import Memory
+from ebbing.cli import app
+from ebbing.ingest.align import align, chinese_number, tokens
+from ebbing.ingest.judge import RuleJudge, Verdict
+from ebbing.model import Kind
+
+from .conftest import T0
+
+DAY = timedelta(days=1)
+
+
+@pytest.mark.parametrize(("text", "number"), [("三", "3"), ("十二", "12"), ("两千五", "2500"), ("一百零八", "108"),
+                                              ("二十", "20"), ("一万二", "12000")])
+def test_chinese_numbers_compare_as_digits(text: str, number: str) -> None:
+    assert chinese_number(text) == number
+
+
+def test_alignment_finds_the_differing_values_in_both_languages() -> None:
+    pair = align("My shipping address is 12 Oak Street", "My shipping address is 45 Elm Avenue")
+    assert pair.only("old", "num") == {"12"} and pair.only("new", "num") == {"45"}
+    assert [t.key for t in tokens("我妈妈的生日是三月八号")] == ["我", "妈妈", "的", "生日", "是", "3", "月", "8", "号"]
+    assert align("我的生日是3月8号", "我的生日是三月八号").spans == []  # digits or characters, the same date
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My sister lives in Boston.", "My brother lives in Chicago."),
+    ("My work laptop is a MacBook Pro.", "My personal laptop is a ThinkPad."),
+    ("我妈妈的生日是三月八号。", "我爸爸的生日是十月二号。"),
+    ("小张的生日是5月3号。", "小李的生日是7月19号。"),
+    ("The local API server runs on port 8080.", "The admin UI runs on port 3000."),
+])
+def test_look_alikes_are_never_superseded_or_merged(old: str, new: str) -> None:
+    for z in (3.0, 6.0, 12.0):  # however close the embedder puts them
+        verdict = RuleJudge().judge(old, Kind.FACT, new, Kind.FACT, z).verdict
+        assert verdict is Verdict.DISTINCT, (old, new, z)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My shipping address is 12 Oak Street, Springfield.", "My shipping address is 45 Elm Avenue, Portland."),
+    ("我们线上跑的是 Node 16。", "我们线上跑的是 Node 20 了。"),
+])
+def test_a_new_value_of_the_same_attribute_supersedes(old: str, new: str) -> None:
+    judgement = RuleJudge().judge(old, Kind.FACT, new, Kind.FACT, 5.0)
+    assert judgement.verdict is Verdict.SUPERSEDES
+    assert judgement.audit()["signals"]["numbers"] in ([1, 1], [0, 0])  # counts only: the log keeps no words
+
+
+def test_a_restatement_merges_and_an_episode_does_not() -> None:
+    judge = RuleJudge()
+    assert judge.judge("I prefer dark mode in my editor", Kind.PREFERENCE, "dark mode in the editor, always please",
+                       Kind.PREFERENCE, 7.0).verdict is Verdict.RESTATES
+    assert judge.judge("I prefer dark mode in my editor", Kind.PREFERENCE, "I prefer dark mode in my editor",
+                       Kind.PREFERENCE, 7.0).verdict is Verdict.RESTATES
+    assert judge.judge("My birthday is April 9.", Kind.FACT, "My birthday is April 19.", Kind.FACT,
+                       8.0).verdict is not Verdict.RESTATES
+
+
+def test_a_judged_change_retires_the_old_value_and_keeps_it_for_the_past(smart: Memory) -> None:
+    old = smart.add("My shipping address is 12 Oak Street, Springfield.", user_id="u", at=T0).records[0]
+    for day in (2, 5, 9):  # the old value is used often
+        assert smart.search("where do my parcels go?", user_id="u", at=T0 + day * DAY)
+    new = smart.add("My shipping address is 45 Elm Avenue, Portland.", user_id="u", at=T0 + 30 * DAY).records[0]
+    events = [e for e in smart.history(old.id) if e.type == "supersede"]
+    assert events and events[-1].data["superseded_by"] == new.id
+    assert events[-1].data["judgement"]["verdict"] == "supersedes"
+    hits = smart.search("what is my shipping address?", user_id="u", at=T0 + 31 * DAY)
+    ids = [h.record.id for h in hits]
+    assert ids[0] == new.id and (old.id not in ids or ids.index(old.id) > 0)
+    past = smart.search("what was my shipping address before?", user_id="u", at=T0 + 31 * DAY)
+    assert old.id in [h.record.id for h in past]
+    timeline = smart.timeline("u", "shipping address")
+    assert [t["id"] for t in timeline] == [old.id, new.id] and timeline[-1]["current"]
+
+
+def test_the_newer_of_two_competing_answers_comes_first(smart: Memory) -> None:
+    old = smart.add("我开的是一辆大众高尔夫。", user_id="u", at=T0).records[0]
+    for day in (3, 6, 12):
+        smart.search("我开什么车？", user_id="u", at=T0 + day * DAY)
+    new = smart.add("上个月把车换成了比亚迪汉，开着挺舒服。", user_id="u", at=T0 + 40 * DAY).records[0]
+    hits = smart.search("我现在开什么车？", user_id="u", at=T0 + 41 * DAY)
+    assert [h.record.id for h in hits][:1] == [new.id] and old.id != new.id
+
+
+def test_look_alikes_each_answer_their_own_question(smart: Memory) -> None:
+    sister = smart.add("My sister lives in Boston.", user_id="u", at=T0).records[0]
+    brother = smart.add("My brother lives in Chicago.", user_id="u", at=T0 + 5 * DAY).records[0]
+    assert sister.id != brother.id
+    at = T0 + 6 * DAY
+    assert smart.search("Where does my sister live?", user_id="u", at=at)[0].record.id == sister.id
+    assert smart.search("Where does my brother live?", user_id="u", at=at)[0].record.id == brother.id
+    assert not [e for i in (sister.id, brother.id) for e in smart.history(i) if e.type == "supersede"]
+
+
+def test_a_merged_restatement_keeps_each_saying_as_a_source(smart: Memory) -> None:
+    first = smart.add("I prefer dark mode in my editor", user_id="u", at=T0).records[0]
+    again = smart.add("I prefer dark mode in my editor, always", user_id="u", at=T0 + DAY).records[0]
+    assert again.id == first.id
+    merges = [e for e in smart.history(first.id) if e.type == "merge"]
+    assert len(merges) == 1 and merges[0].data["saying"] in smart.get(first.id).source_ids
+    thai = smart.add("Had Thai food for lunch again today", user_id="u", at=T0 + 2 * DAY).records[0]
+    liked = smart.add("I love Thai food", user_id="u", at=T0 + 3 * DAY).records[0]
+    assert len({first.id, thai.id, liked.id}) == 3
+
+
+def test_eval_updates_scores_a_case_file(tmp_path: Path) -> None:
+    cases = [
+        {"id": "u1", "lang": "en", "type": "update", "steps": [
+            {"day": 0, "add": "My shipping address is 12 Oak Street, Springfield."},
+            {"day": 30, "add": "My shipping address is 45 Elm Avenue, Portland."}],
+         "ask_day": 31, "question": "What is my shipping address?", "current": "45 Elm", "old": "12 Oak",
+         "past_question": "What was my shipping address before?"},
+        {"id": "l1", "lang": "en", "type": "lookalike", "steps": [
+            {"day": 0, "add": "My sister lives in Boston."}, {"day": 5, "add": "My brother lives in Chicago."}],
+         "ask_day": 6, "probes": [{"question": "Where does my sister live?", "expect": "Boston"},
+                                  {"question": "Where does my brother live?", "expect": "Chicago"}]},
+        {"id": "r1", "lang": "en", "type": "restatement", "steps": [
+            {"day": 0, "add": "I prefer dark mode in my editor", "group": "a"},
+            {"day": 1, "add": "I prefer dark mode in my editor, always", "group": "a"},
+            {"day": 2, "add": "My partner prefers light mode", "group": "b"}], "ask_day": 3},
+    ]
+    data = tmp_path / "cases.jsonl"
+    data.write_text("\n".join(json.dumps(c) for c in cases), encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval", "updates", "--data", str(data), "--json", "--failures"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["all"]["newest_first"] == 1.0 and report["all"]["lookalike_false_supersession"] == 0.0
+    assert report["all"]["merge_recall"] == 1.0 and report["all"]["merge_precision"] == 1.0
+    assert report["failures"] == []
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "lang": "en", "type": "update", "steps": [], "ask_day": 1}\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval", "updates", "--data", str(bad)])
+    assert result.exit_code == 2 and "question" in result.output

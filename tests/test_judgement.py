@@ -142,3 +142,29 @@ def test_eval_updates_scores_a_case_file(tmp_path: Path) -> None:
     bad.write_text('{"id": "x", "lang": "en", "type": "update", "steps": [], "ask_day": 1}\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["eval", "updates", "--data", str(bad)])
     assert result.exit_code == 2 and "question" in result.output
+
+
+def test_update_goes_through_the_write_path(smart: Memory) -> None:
+    record = smart.add("My database timeout is 30s", user_id="u", at=T0).records[0]
+    assert [t["value"] for t in smart.timeline("u", "database timeout")] == ["30s"]
+    updated = smart.update(record.id, text="My database timeout is 60s", at=T0 + DAY)
+    assert updated.id == record.id and updated.update_count == 1
+    timeline = smart.timeline("u", "database timeout")
+    assert [(t["value"], t["current"]) for t in timeline] == [("30s", False), ("60s", True)]
+    assert smart.search("database timeout", user_id="u", at=T0 + 2 * DAY)[0].record.text.endswith("60s")
+    # a correction that turns a note into a decision is classified again, unless the caller set the kind
+    note = smart.add("ok thanks", user_id="u", at=T0).records[0]
+    assert smart.update(note.id, text="Let's go with PostgreSQL for the new service", at=T0 + DAY).kind.value \
+        == "decision"
+    fixed = smart.add("Lunch with Ana", user_id="u", kind="episode", at=T0).records[0]
+    assert smart.update(fixed.id, text="We decided to move lunch with Ana to Friday", at=T0 + DAY).kind.value \
+        == "episode"
+
+
+def test_update_of_a_neighbour_supersedes_it(smart: Memory) -> None:
+    old = smart.add("我们线上跑的是 Node 16。", user_id="u", at=T0).records[0]
+    other = smart.add("周报每周五下午交。", user_id="u", at=T0).records[0]
+    smart.update(other.id, text="我们线上跑的是 Node 20 了。", at=T0 + 10 * DAY)
+    events = [e for e in smart.history(old.id) if e.type == "supersede"]
+    assert events and events[-1].data["superseded_by"] == other.id
+    assert [e for e in smart.history(other.id) if e.type == "update"][-1].data["judged"]

@@ -46,7 +46,6 @@ from ebbing.model import (
     Priority,
     Scope,
     Tier,
-    content_hash,
     when,
 )
 from ebbing.recall import succession
@@ -353,27 +352,37 @@ class Memory:
         record = self.get(memory_id)
         if record.tier is Tier.COLD:
             raise Conflict(f"{memory_id} is in the cold archive; restore it before changing it")
-        before = {name: getattr(record, name) for name in changes}
-        new_terms = None
-        if shield is not None and shield.secrets:
-            changes["security"] = True
-        if "text" in changes:
-            changes["update_count"] = record.update_count + 1
-            changes["content_hash"] = content_hash(changes["text"])
-            changes["embedding"] = self.embedder.embed([changes["text"]])[0]
-            new_terms = terms(changes["text"])
-        updated = dataclasses.replace(record, updated_at=when(now), **changes)
-        changed = [name for name in before if before[name] != getattr(updated, name)]
-        data: dict[str, Any] = {"fields": changed}
-        if "text" in changes:
+        stamped = dataclasses.replace(record, updated_at=when(now))
+        data: dict[str, Any] = {}
+        revision = None
+        if shield is not None:  # a new text goes through the write path: classification, facts, the judge
+            given = {"kind", "importance", "priority"} & set(changes)
+            revision = self.ingest.revise(stamped, shield.text, bool(shield.secrets),
+                                          reinfer=[n for n in self._inferred(record.id) if n not in given])
+            stamped = revision.record
             data["previous_hash"] = record.content_hash  # the audit log keeps no text, only its hash
+            if revision.judged:
+                data["judged"] = revision.judged
+        updated = dataclasses.replace(stamped, **{k: v for k, v in changes.items() if k != "text"})
+        changed = [name for name in ("text", "kind", "importance", "priority", "metadata", "security")
+                   if getattr(record, name) != getattr(updated, name)]
         box = self.secret_box
         sealed = []
         if shield is not None and box is not None:
             sealed = [SealedSecret(record.id, x.placeholder, x.kind, box.encrypt(x.value)) for x in shield.secrets]
-        self.store.replace(updated, new_terms, [Event(record.id, "update", when(now), self.actor, "", data)],
-                           secrets=sealed)
+        plan = revision.plan if revision else None
+        self.store.replace(updated, revision.terms if revision else None,
+                           [Event(record.id, "update", when(now), self.actor, "", {"fields": changed, **data}),
+                            *(plan.events if plan else [])],
+                           secrets=sealed, facts=plan.facts if plan else (), closings=plan.closings if plan else ())
         return updated
+
+    def _inferred(self, memory_id: str) -> list[str]:
+        """The fields the add left to inference: a corrected text infers them again."""
+        for event in self.store.history(self.tenant, memory_id):
+            if event.type == "add":
+                return [str(name) for name in event.data.get("inferred", [])]
+        return []
 
     def pin(self, memory_id: str, at: Instant = None) -> MemoryRecord:
         return self._set_flag(memory_id, "pinned", True, "pin", at)

@@ -64,6 +64,7 @@ class JudgeConfig:
 
     restate_z: float = 6.0  # a restatement: meaning at least this close (pair's vector z) ...
     restate_swaps: int = 3  # ... and at most this many content words each side holds that the other lacks
+    restate_framed_z: float = 9.5  # a swap inside a shared frame needs meaning this close
     supersede_z: float = 3.0  # a new value: meaning at least this close ...
     supersede_shared: int = 2  # ... the two share this many content words in order (the attribute), and
     # differ in one place only, where both hold a value (number, name) or the new one says it changed
@@ -115,7 +116,10 @@ class RuleJudge:
             return Judgement(Verdict.DISTINCT, 0.9, {**s, "why": "qualifier"})
         if old_kind == new_kind or (old_kind in STATEMENTS and new_kind in STATEMENTS):
             swaps = min(len(word_old), len(word_new))
-            if not (num_old or num_new) and not (name_old and name_new) and not s["cue"] \
+            # a word swapped inside a frame both share ("I prefer *dark* mode" / "I prefer *light* mode on my
+            # phone") is a value, not a paraphrase, unless the meaning is nearly identical
+            framed = s["substitutions"] > 0 and s["shared"] > 0 and z < c.restate_framed_z
+            if not (num_old or num_new) and not (name_old and name_new) and not s["cue"] and not framed \
                     and swaps <= c.restate_swaps and z >= c.restate_z:
                 return Judgement(Verdict.RESTATES, min(1.0, z / 10), {**s, "why": "restated"})
         if old_kind not in STATEMENTS or new_kind not in JUDGED:

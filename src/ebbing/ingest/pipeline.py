@@ -47,6 +47,16 @@ class IngestConfig:
 
 
 @dataclass(frozen=True)
+class Revision:
+    """A record corrected in place, with what its new text gives and changes (`Ingest.revise`)."""
+
+    record: MemoryRecord
+    terms: list[str]
+    plan: Plan
+    judged: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Neighbour:
     """A stored record a new statement is compared with."""
 
@@ -125,7 +135,7 @@ class Ingest:
             words = terms(record.text)
             judged: list[tuple[Neighbour, Judgement]] = []
             if dedupe and self.config.dedupe and not draft.id and record.kind in JUDGED:
-                judged = self._judge(record, draft)
+                judged = self._judge(record, assistant=_from_assistant(draft))
                 merge = next(((n, j) for n, j in judged if j.verdict is Verdict.RESTATES), None)
                 if merge is not None:
                     plan.merges.append(self._merge(record, *merge))
@@ -152,6 +162,38 @@ class Ingest:
                     if neighbour.id not in closed:
                         self._supersede(record, neighbour, judgement, current[key], plan)
         return plan
+
+    def revise(self, record: MemoryRecord, text: str, secret: bool, *, reinfer: Sequence[str] = ()) -> Revision:
+        """A record corrected in place (`Memory.update`) goes through what an add goes through: classification
+        (of the fields the caller left to inference when adding it, `reinfer`), embedding, the rule facts and
+        the judge against its neighbours. Its own old facts close (the correction supersedes them, so the
+        timeline shows both values); a neighbour it now gives a new value is superseded. Nothing is merged: the
+        caller named this record, so it stays; a restatement it now makes is shown on the event."""
+        guess = self.classifier.classify(text)
+        changes: dict[str, Any] = {"text": text, "content_hash": content_hash(text),
+                                   "embedding": self.embed([text])[0], "update_count": record.update_count + 1}
+        for name in ("kind", "importance", "priority"):
+            if name in reinfer:
+                changes[name] = getattr(guess, name)
+        if secret or guess.security:
+            changes["security"] = True
+        revised = replace(record, **changes)
+        plan = Plan()
+        assistant = _role_is_assistant(record.metadata)
+        judged = self._judge(revised, assistant=assistant) if revised.kind in JUDGED else []
+        if self.config.facts and not assistant:
+            at = revised.updated_at.timestamp()
+            everyone = self.store.current_facts(record.tenant, record.user_id)
+            own = [row for row in everyone if row.memory_id == record.id]
+            others = [row for row in everyone if row.memory_id != record.id]
+            closed = self._facts(revised, others, plan, {n.id: j for n, j in judged})
+            for row in own:
+                plan.closings.append(Closing(row.memory_id, row.slot, at, record.id))
+            plan.facts = [_continue(row, own) if row.memory_id == record.id else row for row in plan.facts]
+            for neighbour, judgement in judged:
+                if judgement.verdict is Verdict.SUPERSEDES and neighbour.id not in closed:
+                    self._supersede(revised, neighbour, judgement, others, plan)
+        return Revision(revised, terms(text), plan, [{"id": n.id, **j.audit()} for n, j in judged])
 
     def _record(self, draft: Draft, text: str, secret: bool, low: bool, vector: np.ndarray) -> MemoryRecord:
         guess = self.classifier.classify(text)
@@ -185,7 +227,7 @@ class Ingest:
             data["judged"] = [{"id": n.id, **j.audit()} for n, j in judged]
         return Event(record.id, "add", record.created_at, self.actor, reason, data)
 
-    def _judge(self, record: MemoryRecord, draft: Draft) -> list[tuple[Neighbour, Judgement]]:
+    def _judge(self, record: MemoryRecord, *, assistant: bool) -> list[tuple[Neighbour, Judgement]]:
         """The user's live records nearest in meaning, each with the verdict on the pair, nearest first.
         Only pairs close enough to be the same attribute are judged; a stale record (it has a successor)
         is neither merged into nor superseded again."""
@@ -207,11 +249,11 @@ class Ingest:
         for row in self.store.facts_of(record.tenant, [r.id for r in records.values()]):
             rows.setdefault(row.memory_id, []).append(row)
         new_slots = [(f.slot, slot_head(f.attribute)) for f in self.extractor.extract(record.text)] \
-            if not _from_assistant(draft) else []
+            if not assistant else []
         out = []
         for candidate, value in close:
             old = records.get(candidate.key)
-            if old is None:
+            if old is None or old.id == record.id:
                 continue
             same = any(same_slot(slot, head, set(r.slot.split()), slot_head(r.attribute))
                        for slot, head in new_slots for r in rows.get(old.id, []))
@@ -310,8 +352,23 @@ def _clip(text: str, limit: int = 200) -> str:
 
 
 def _from_assistant(draft: Draft) -> bool:
-    role = draft.metadata.get("role") if isinstance(draft.metadata, dict) else None
+    return _role_is_assistant(draft.metadata)
+
+
+def _role_is_assistant(metadata: Any) -> bool:
+    role = metadata.get("role") if isinstance(metadata, dict) else None
     return isinstance(role, str) and role.strip().casefold() == "assistant"
+
+
+def _continue(row: FactRow, own: Sequence[FactRow]) -> FactRow:
+    """A corrected record's new value of a slot it held before carries that slot's timeline on."""
+    before = next((o for o in own if o.slot == row.slot or same_slot(set(o.slot.split()), slot_head(o.attribute),
+                                                                     set(row.slot.split()), slot_head(row.attribute))),
+                  None)
+    if before is None:
+        return row
+    return replace(row, slot=before.slot, supersedes=row.memory_id, root=before.root or before.memory_id,
+                   valid_from=max(row.valid_from, before.valid_from + 1e-3))
 
 
 def _one_per_slot(facts: Sequence[Fact]) -> list[tuple[Fact, str | None]]:

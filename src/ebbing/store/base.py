@@ -87,8 +87,10 @@ class Store(Protocol):
         one transaction."""
 
     def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
-                secrets: Sequence[SealedSecret] = ()) -> None:
-        """Write a changed record; `terms` None means the text and vector did not change."""
+                secrets: Sequence[SealedSecret] = (), facts: Sequence[FactRow] = (),
+                closings: Sequence[Closing] = ()) -> None:
+        """Write a changed record; `terms` None means the text and vector did not change. Facts and closings
+        (a corrected text's new values and the old ones it ends) go in the same transaction."""
 
     def get(self, tenant: str, memory_id: str) -> MemoryRecord | None: ...
 

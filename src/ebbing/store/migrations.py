@@ -131,6 +131,35 @@ MIGRATIONS: list[tuple[str, str]] = [
         )
         """,
     ),
+    (
+        # A record corrected in place (`Memory.update`) keeps its old value of a slot on the timeline beside the
+        # new one, so a slot may hold several values of one record, told apart by when each began.
+        "0004_fact_corrections",
+        """
+        CREATE TABLE facts_new (
+            memory_id TEXT NOT NULL,
+            slot TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            user_id TEXT,
+            subject TEXT NOT NULL,
+            attribute TEXT NOT NULL,
+            value TEXT NOT NULL,
+            reason TEXT,
+            valid_from REAL NOT NULL,
+            valid_to REAL,
+            superseded_by TEXT,
+            supersedes TEXT,
+            root TEXT NOT NULL,
+            PRIMARY KEY (memory_id, slot, valid_from)
+        );
+        INSERT INTO facts_new SELECT memory_id, slot, tenant, user_id, subject, attribute, value, reason, valid_from,
+            valid_to, superseded_by, supersedes, root FROM facts;
+        DROP TABLE facts;
+        ALTER TABLE facts_new RENAME TO facts;
+        CREATE INDEX facts_current ON facts (tenant, user_id, valid_to);
+        CREATE INDEX facts_root ON facts (root, valid_from)
+        """,
+    ),
 ]
 
 

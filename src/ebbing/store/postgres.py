@@ -196,17 +196,7 @@ class PostgresStore:
             cursor.executemany(f"INSERT INTO memories ({columns}) VALUES ({marks})".encode(), [
                 (*row_values(r), jitter(r.id), list(words), _vector(r))
                 for r, words in zip(records, terms, strict=True)])
-            cursor.executemany(
-                "INSERT INTO facts (tenant, memory_id, slot, user_id, subject, attribute, value, reason, valid_from, "
-                "valid_to, superseded_by, supersedes, root) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [(tenant_of.get(f.memory_id, records[0].tenant), f.memory_id, f.slot, f.user_id, f.subject, f.attribute,
-                  f.value, f.reason, f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id)
-                 for f in facts])
-            cursor.executemany(
-                "UPDATE facts SET valid_to = %s, superseded_by = %s "
-                "WHERE tenant = %s AND memory_id = %s AND slot = %s AND valid_to IS NULL",
-                [(c.valid_to, c.superseded_by, records[0].tenant, c.memory_id, c.slot) for c in closings])
+            _write_facts(cursor, records[0].tenant, tenant_of, facts, closings)
             cursor.executemany(
                 "INSERT INTO secrets VALUES (%s, %s, %s, %s, %s)",
                 [(tenant_of.get(x.memory_id, records[0].tenant), x.memory_id, x.placeholder, x.kind, x.ciphertext)
@@ -218,7 +208,8 @@ class PostgresStore:
                 self.insert_events(conn, tenant, tenant_events)
 
     def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
-                secrets: Sequence[SealedSecret] = ()) -> None:
+                secrets: Sequence[SealedSecret] = (), facts: Sequence[FactRow] = (),
+                closings: Sequence[Closing] = ()) -> None:
         values = dict(zip(_WRITABLE, row_values(record), strict=True))
         changing = [name for name in _WRITABLE if name not in ("id", "tenant", "created_at")]
         sets = [f"{name} = %s" for name in changing]
@@ -236,6 +227,7 @@ class PostgresStore:
                     "INSERT INTO secrets VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant, memory_id, placeholder) "
                     "DO UPDATE SET kind = excluded.kind, ciphertext = excluded.ciphertext",
                     [(record.tenant, x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
+                _write_facts(cursor, record.tenant, {}, facts, closings)
             self.insert_events(conn, record.tenant, events)
 
     def record_access(self, tenant: str, ids: Sequence[str], at: float, window: float, actor: str) -> set[str]:
@@ -654,3 +646,18 @@ def archive_rows(conn: Connection, tenant: str, file: str, seqs: Sequence[int], 
 
 if TYPE_CHECKING:  # mypy checks here that the PostgreSQL store implements every store protocol
     _implements: type[FullStore] = PostgresStore
+
+
+def _write_facts(cursor: psycopg.Cursor[Any], tenant: str, tenant_of: dict[str, str], facts: Sequence[FactRow],
+                 closings: Sequence[Closing]) -> None:
+    """Close the values that ended (first: a corrected record closes its own old value of a slot before it
+    states the new one) and add the new ones."""
+    cursor.executemany(
+        "UPDATE facts SET valid_to = %s, superseded_by = %s "
+        "WHERE tenant = %s AND memory_id = %s AND slot = %s AND valid_to IS NULL",
+        [(c.valid_to, c.superseded_by, tenant, c.memory_id, c.slot) for c in closings])
+    cursor.executemany(
+        "INSERT INTO facts (tenant, memory_id, slot, user_id, subject, attribute, value, reason, valid_from, "
+        "valid_to, superseded_by, supersedes, root) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        [(tenant_of.get(f.memory_id, tenant), f.memory_id, f.slot, f.user_id, f.subject, f.attribute, f.value,
+          f.reason, f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id) for f in facts])

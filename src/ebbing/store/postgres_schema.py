@@ -160,6 +160,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         $$;
         """,
     ),
+    (
+        # A record corrected in place keeps its old value of a slot beside the new one (see the SQLite store).
+        "0002_fact_corrections",
+        """
+        ALTER TABLE facts DROP CONSTRAINT facts_pkey;
+        ALTER TABLE facts ADD PRIMARY KEY (tenant, memory_id, slot, valid_from);
+        """,
+    ),
 ]
 
 

@@ -170,16 +170,7 @@ class SQLiteStore:
                              [(seq, _vector_blob(record)) for record, seq in added])
             conn.executemany("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
                              [(seq, " ".join(words)) for (_, seq), words in zip(added, terms, strict=True)])
-            conn.executemany(
-                "INSERT INTO facts (memory_id, slot, tenant, user_id, subject, attribute, value, reason, valid_from, "
-                "valid_to, superseded_by, supersedes, root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(f.memory_id, f.slot, tenant_of.get(f.memory_id, records[0].tenant), f.user_id, f.subject, f.attribute,
-                  f.value, f.reason, f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id)
-                 for f in facts])
-            conn.executemany(
-                "UPDATE facts SET valid_to = ?, superseded_by = ? "
-                "WHERE memory_id = ? AND slot = ? AND valid_to IS NULL",
-                [(c.valid_to, c.superseded_by, c.memory_id, c.slot) for c in closings])
+            _write_facts(conn, records[0].tenant, tenant_of, facts, closings)
             conn.executemany("INSERT INTO secrets VALUES (?, ?, ?, ?)",
                              [(x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
             by_tenant: dict[str, list[Event]] = {}
@@ -194,7 +185,8 @@ class SQLiteStore:
                 cached.append([seq], record.embedding[None, :])
 
     def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
-                secrets: Sequence[SealedSecret] = ()) -> None:
+                secrets: Sequence[SealedSecret] = (), facts: Sequence[FactRow] = (),
+                closings: Sequence[Closing] = ()) -> None:
         row = _row(record)
         with self._write() as conn:
             self._fresh()
@@ -214,6 +206,7 @@ class SQLiteStore:
                     conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, " ".join(terms)))
             conn.executemany("INSERT OR REPLACE INTO secrets VALUES (?, ?, ?, ?)",
                              [(x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
+            _write_facts(conn, record.tenant, {}, facts, closings)
             self._insert_events(conn, record.tenant, events)
         if terms is not None:
             self._vectors.pop((record.tenant, record.user_id), None)
@@ -708,3 +701,17 @@ class SQLiteStore:
 
 if TYPE_CHECKING:  # mypy checks here that the SQLite store implements every store protocol
     _implements: type[FullStore] = SQLiteStore
+
+
+def _write_facts(conn: sqlite3.Connection, tenant: str, tenant_of: dict[str, str], facts: Sequence[FactRow],
+                 closings: Sequence[Closing]) -> None:
+    """Close the values that ended (first: a corrected record closes its own old value of a slot before it
+    states the new one) and add the new ones."""
+    conn.executemany(
+        "UPDATE facts SET valid_to = ?, superseded_by = ? WHERE memory_id = ? AND slot = ? AND valid_to IS NULL",
+        [(c.valid_to, c.superseded_by, c.memory_id, c.slot) for c in closings])
+    conn.executemany(
+        "INSERT INTO facts (memory_id, slot, tenant, user_id, subject, attribute, value, reason, valid_from, "
+        "valid_to, superseded_by, supersedes, root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(f.memory_id, f.slot, tenant_of.get(f.memory_id, tenant), f.user_id, f.subject, f.attribute, f.value,
+          f.reason, f.valid_from, f.valid_to, f.superseded_by, f.supersedes, f.root or f.memory_id) for f in facts])

@@ -168,3 +168,17 @@ def test_update_of_a_neighbour_supersedes_it(smart: Memory) -> None:
     events = [e for e in smart.history(old.id) if e.type == "supersede"]
     assert events and events[-1].data["superseded_by"] == other.id
     assert [e for e in smart.history(other.id) if e.type == "update"][-1].data["judged"]
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("I moved last week. My new shipping address is 45 Elm Ave, Portland.", "fact"),
+    ("We switched to Linear last sprint and honestly it is so much snappier.", "fact"),
+    ("上周搬家了，新地址是浦东新区张江路88号。", "fact"),
+    ("我上个月换了新工作，现在在字节跳动。", "fact"),
+    ("Yesterday I moved the couch to the other room.", "episode"),
+    ("2021 年我从深圳搬到了杭州。", "episode"),
+])
+def test_a_reported_change_is_the_fact_it_leaves(text: str, kind: str) -> None:
+    from ebbing.ingest.classify import classify
+
+    assert classify(text).kind.value == kind

@@ -16,7 +16,8 @@ The kind is decided by the first step that matches, and the order carries the la
 4. an unmistakably past time ("yesterday", "two weeks ago", "back in 2019", "when I was 12", "上周", "去年")
    -> episode, even when the story is about a decision: "last year we finally decided to drop X" is an
    episode; only a bare one-clause switch keeps its kind ("I switched from Spotify to Apple Music last
-   week" -> decision);
+   week" -> decision), and a change of standing state is what it leaves true ("I moved last week, my new
+   address is ...", "上周搬家了，新地址是…" -> fact);
 5. the user's own name ("我叫林晓雯，叫我晓雯就行") -> fact, although "call me Dan" alone is a wish;
 6. how the assistant should talk to the user ("please always answer in English", "回复里别用繁体字")
    -> preference, although it is phrased as an order;
@@ -427,6 +428,15 @@ _MORE_THAN_ONE_CLAUSE = re.compile(r"[,，;；:：—]|\b(?:and|but|because|so|w
 
 def _switch_with_a_date(text: str) -> bool:
     return bool(_SWITCHED.search(text)) and not _MORE_THAN_ONE_CLAUSE.search(text)
+
+
+# A change of the user's standing state, told with when it happened ("I moved last week. My new address is ...",
+# "we switched to Linear last sprint", "上周搬家了，新地址是…"): what it leaves true is a fact, not a story.
+_CHANGED_TO = _rx(
+    r"(?:switched|changed|migrated|upgraded) (?:\w+ ){0,3}(?:to|over to)",
+    r"(?:my|our) new \w+(?: \w+)? (?:is|are)", r"(?:i'm|i am|we're|we are) now", r"(?:now|currently) (?:at|in|with|on)",
+    r"换成", r"改成", r"新(?:的)?(?:地址|号码|手机号|电话|邮箱|工作|公司)", r"现在(?:在|住|用|是)",
+)
 
 
 def _strong_past(text: str) -> bool:
@@ -1125,7 +1135,9 @@ def _kind(text: str) -> Kind:
     if len(text) <= SHORT and (opening := MOOD.search(text)) and opening.start() <= 2:
         return Kind.TEMPORARY
     if _strong_past(text):
-        return Kind.DECISION if _switch_with_a_date(text) else Kind.EPISODE
+        if _switch_with_a_date(text):
+            return Kind.DECISION
+        return Kind.FACT if _CHANGED_TO.search(text) else Kind.EPISODE
     # The user's own name, with or without what to call them ("我叫林晓雯，叫我晓雯就行"), is a fact, although
     # "call me ..." alone is a standing wish and so is "我讨厌别人叫我…".
     if NAME.search(text) or _INTRODUCTION.search(text):

@@ -674,6 +674,19 @@ def bench_store(
     _print_json(result) if as_json else out.print(bench.render(result))
 
 
+@bench_app.command("add")
+def bench_add(
+    records: Annotated[int, typer.Option("--records", help="Records the user already has.")] = 10_000,
+    adds: Annotated[int, typer.Option("--adds", help="Single adds to time (half near a stored record).")] = 200,
+    as_json: JsonOpt = False,
+) -> None:
+    """Single-add latency with the neighbour judgement against the same adds without it, in one run."""
+    from ebbing.bench import add as bench
+
+    result = bench.run(records=records, adds=adds)
+    _print_json(result) if as_json else out.print(bench.render(result))
+
+
 @bench_app.command("sweep")
 def bench_sweep(
     records: Annotated[int, typer.Option("--records", help="How many synthetic records.")] = 1_000_000,

@@ -1,14 +1,15 @@
 """Is a new statement a new value of something the user already told us, the same thing said again, or
 something else?
 
-At write time each new fact, preference, decision or episode is compared with the user's live records
-that are its nearest neighbours by meaning, and each pair gets a verdict:
+At write time each new record (any kind but a summary) is compared with the user's live records that are its
+nearest neighbours by meaning, and each pair gets a verdict:
 
 - `supersedes`: the same attribute with a new value ("my shipping address is 12 Oak St" ->
   "I moved last week, I'm at 45 Elm Ave now"). The old record keeps its place on the timeline and stays
   findable for questions about the past; it never outranks its successor again.
-- `restates`: the same thing in other words ("I prefer dark mode" ~ "dark theme for me, always"); the new
-  saying is merged into the old record as one more use and one more source.
+- `restates`: the same thing in other words ("I prefer dark mode" ~ "dark mode for me, always"; "ok thanks"
+  again); the new saying is merged into the old record as one more use and one more source. Only a fact,
+  preference or decision can be superseded, and only by one of those or an episode.
 - `distinct`: anything else, in particular look-alikes, the same shape about another person or object
   (my sister / my brother, the work laptop / the personal one, 妈妈 / 爸爸): never retired, never merged.
 
@@ -30,8 +31,8 @@ from ebbing.ingest.align import CONTENT, Alignment, align
 from ebbing.model import Kind
 from ebbing.recall.terms import terms
 
-STATEMENTS = frozenset({Kind.FACT, Kind.PREFERENCE, Kind.DECISION})  # what can be superseded or restated
-JUDGED = STATEMENTS | {Kind.EPISODE}  # what is compared: "I moved last week, ..." is told as an episode
+STATEMENTS = frozenset({Kind.FACT, Kind.PREFERENCE, Kind.DECISION})  # what can be superseded
+JUDGED = STATEMENTS | {Kind.EPISODE}  # what can supersede: "I moved last week, ..." may be told as an episode
 
 
 class Verdict(StrEnum):
@@ -115,12 +116,17 @@ class RuleJudge:
         if qual_old or qual_new:  # whose or which one differs: another person's or thing's value
             return Judgement(Verdict.DISTINCT, 0.9, {**s, "why": "qualifier"})
         if old_kind == new_kind or (old_kind in STATEMENTS and new_kind in STATEMENTS):
-            swaps = min(len(word_old), len(word_new))
-            # a word swapped inside a frame both share ("I prefer *dark* mode" / "I prefer *light* mode on my
-            # phone") is a value, not a paraphrase, unless the meaning is nearly identical
-            framed = s["substitutions"] > 0 and s["shared"] > 0 and z < c.restate_framed_z
-            if not (num_old or num_new) and not (name_old and name_new) and not s["cue"] and not framed \
-                    and swaps <= c.restate_swaps and z >= c.restate_z:
+            same_specifics = not (num_old or num_new) and not (name_old and name_new)
+            # only words added or dropped ("I really prefer dark mode" ~ "dark mode, please, always"), or one
+            # swapped when the meaning is nearly identical
+            added = min(len(word_old) + s["cue"], len(word_new)) == 0 and z >= c.restate_z
+            swapped = min(len(word_old), len(word_new)) == 1 and z >= c.restate_framed_z
+            # a few words swapped, but not inside a frame both share ("I prefer *dark* mode" / "I prefer
+            # *light* mode on my phone": a value, not a paraphrase) and with no change said
+            framed = s["substitutions"] > 0 and s["shared"] > 0
+            paraphrase = not framed and not s["cue"] and min(len(word_old), len(word_new)) <= c.restate_swaps \
+                and z >= c.restate_z
+            if same_specifics and (added or swapped or paraphrase):
                 return Judgement(Verdict.RESTATES, min(1.0, z / 10), {**s, "why": "restated"})
         if old_kind not in STATEMENTS or new_kind not in JUDGED:
             return Judgement(Verdict.DISTINCT, 0.5, {**s, "why": "kinds"})

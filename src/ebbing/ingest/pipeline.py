@@ -27,7 +27,7 @@ import numpy as np
 from ebbing.ingest.classify import Classifier, RuleClassifier
 from ebbing.ingest.facts import Fact, FactExtractor, RuleFacts, same_slot, slot_head
 from ebbing.ingest.guard import SecretBox, guard
-from ebbing.ingest.judge import JUDGED, STATEMENTS, Judgement, PairJudge, RuleJudge, Verdict, judged_slot
+from ebbing.ingest.judge import STATEMENTS, Judgement, PairJudge, RuleJudge, Verdict, judged_slot
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, when
 from ebbing.recall.search import Background, is_cjk
 from ebbing.recall.terms import terms
@@ -134,7 +134,7 @@ class Ingest:
             record = self._record(draft, shield.text, bool(shield.secrets), shield.low_information, vector)
             words = terms(record.text)
             judged: list[tuple[Neighbour, Judgement]] = []
-            if dedupe and self.config.dedupe and not draft.id and record.kind in JUDGED:
+            if dedupe and self.config.dedupe and not draft.id and record.kind is not Kind.SUMMARY:
                 judged = self._judge(record, assistant=_from_assistant(draft))
                 merge = next(((n, j) for n, j in judged if j.verdict is Verdict.RESTATES), None)
                 if merge is not None:
@@ -180,7 +180,7 @@ class Ingest:
         revised = replace(record, **changes)
         plan = Plan()
         assistant = _role_is_assistant(record.metadata)
-        judged = self._judge(revised, assistant=assistant) if revised.kind in JUDGED else []
+        judged = self._judge(revised, assistant=assistant) if revised.kind is not Kind.SUMMARY else []
         if self.config.facts and not assistant:
             at = revised.updated_at.timestamp()
             everyone = self.store.current_facts(record.tenant, record.user_id)
@@ -241,7 +241,7 @@ class Ingest:
                                 np.array([is_cjk(c.text) for c in found]))
         close = [(found[int(i)], float(z[i])) for i in np.argsort(-z)
                  if not found[int(i)].stale and z[i] >= self.config.judge_floor
-                 and Kind(found[int(i)].retention[0]) in JUDGED]
+                 and found[int(i)].retention[0] != Kind.SUMMARY.value]
         if not close:
             return []
         records = self.store.fetch([c.key for c, _ in close])

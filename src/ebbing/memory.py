@@ -52,7 +52,7 @@ from ebbing.recall import succession
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
 from ebbing.recall.blas import one_thread
 from ebbing.recall.cold import ColdFiles
-from ebbing.recall.context import Context, ContextConfig, build_context, render_line
+from ebbing.recall.context import Context, ContextConfig, asks_about_decisions, build_context, render_line
 from ebbing.recall.search import Background, SearchConfig, is_cjk, score_candidates
 from ebbing.recall.terms import query_terms, terms
 from ebbing.recall.tokens import TokenCounter, XlmrTokens
@@ -118,6 +118,11 @@ def timeline_line(chain: list[FactRow]) -> str:
             notes.append(f"until {datetime.fromtimestamp(row.valid_to, tz=UTC):%Y-%m-%d}")
         parts.append(row.value + (f" ({'; '.join(notes)})" if notes else ""))
     return f"{chain[-1].attribute}: " + " → ".join(parts)
+
+
+def _from_assistant(record: MemoryRecord) -> bool:
+    role = record.metadata.get("role") if isinstance(record.metadata, dict) else None
+    return isinstance(role, str) and role.strip().casefold() == "assistant"
 
 
 def _id(memory_id: Any) -> str:
@@ -271,9 +276,11 @@ class Memory:
         self.store.mark_consolidated(self.tenant, [t.id for t in batch], record.id)
         holding = {f.memory_id for f in self.store.current_facts(self.tenant, scope.user_id)}
         # What stays live besides the summary: turns holding a current fact, pinned or held ones, and the user's
-        # preferences (the context's "Preferences" section reads them; a summary would bury them).
+        # preferences and decisions (standing choices: the context's "Preferences" section and a recap of what
+        # was decided read them; a summary would bury them).
         raw = [t for t in batch
-               if t.id not in holding and not t.pinned and not t.held and t.kind is not Kind.PREFERENCE]
+               if t.id not in holding and not t.pinned and not t.held
+               and not (t.kind in (Kind.PREFERENCE, Kind.DECISION) and not _from_assistant(t))]
         moves = [Event(t.id, "tier", when(now), self.actor, f"consolidated into summary {record.id}",
                        {"from": t.tier.value, "to": Tier.COLD.value, "policy": "consolidation"}) for t in raw]
         seqs = [seq for t in raw if (seq := self.store.seq_of(self.tenant, t.id)) is not None]
@@ -544,6 +551,11 @@ class Memory:
         preferences = self._preferences(query, scope.user_id, rank, superseded, budget_tokens, now)
         facts = [r for r in relevant if r.kind in (Kind.FACT, Kind.DECISION, Kind.PREFERENCE)]
         facts += self._slot_facts(query, scope.user_id, {r.id for r in facts})
+        if asks_about_decisions(query):
+            have = {r.id for r in facts}
+            facts += [r for r in self.store.live_of_kind(self.tenant, scope.user_id, Kind.DECISION.value, 200)
+                      if r.id not in have and r.id not in superseded and not _from_assistant(r)
+                      ][: self.context_config.decisions_asked_max]
         history: dict[str, str] = {}
         if asks_about_history(query):
             history = self._history_lines([h.record for h in hits if h.parts.get("stale")])

@@ -667,6 +667,10 @@ _HOW_I_TAKE_IT = _rx(
 # points" (said of answers in general, not "put this in a table"), "no calls before 10", "let me sleep in on
 # weekends", "回复我的时候先说结论", "文档里少用缩写", "说话直接点，别绕弯子", "开会别超过半小时", "PPT 别用花哨的模板".
 _STANDING_WISH = _rx(
+    # How to make things for the user from now on ("if you ever make mockups for me, dark theme please") and a
+    # habit held everywhere ("I use dark mode everywhere").
+    r"(?:if|when|whenever) you (?:ever )?(?:make|write|draft|send|prepare|create|build|give|show|design)\b[^.]{0,80}"
+    r"\bplease\b", r"I use [^.,;]{1,30} everywhere\b",
     r"^(?!.*\b(?:this|that|these|those|it|above|below)\b).*\b(?:as|in) (?:bullet(?: points)?|bullets|a table|"
     r"tables|plain text|a numbered list|numbered lists)\b",
     r"^no (?:calls|meetings|messages|texts|emails|pings|work|screens|coffee|caffeine|alcohol|sugar)\b"

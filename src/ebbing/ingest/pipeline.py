@@ -43,7 +43,8 @@ class IngestConfig:
     dedupe: bool = True  # merge restatements into the record they restate (add only; imports keep all)
     facts: bool = True
     neighbours: int = 6  # nearest live records a new statement is judged against (`ingest.judge`)
-    judge_floor: float = 2.0  # pairs further apart than this (vector z) are not judged at all
+    judge_floor: float = 2.0  # pairs further apart than this (vector z) are not judged at all (see also
+    # `PairJudge.worth_judging`, which passes over the pairs where no verdict but distinct is possible)
 
 
 @dataclass(frozen=True)
@@ -133,9 +134,10 @@ class Ingest:
         for (draft, shield), vector in zip(kept, vectors, strict=True):
             record = self._record(draft, shield.text, bool(shield.secrets), shield.low_information, vector)
             words = terms(record.text)
+            stated = self.extractor.extract(record.text) if self.config.facts and not _from_assistant(draft) else []
             judged: list[tuple[Neighbour, Judgement]] = []
             if dedupe and self.config.dedupe and not draft.id and record.kind is not Kind.SUMMARY:
-                judged = self._judge(record, assistant=_from_assistant(draft))
+                judged = self._judge(record, stated, set(words))
                 merge = next(((n, j) for n, j in judged if j.verdict is Verdict.RESTATES), None)
                 if merge is not None:
                     plan.merges.append(self._merge(record, *merge))
@@ -157,7 +159,7 @@ class Ingest:
                 key = (record.tenant, record.user_id)
                 if key not in current:
                     current[key] = self.store.current_facts(record.tenant, record.user_id)
-                closed = self._facts(record, current[key], plan, {n.id: j for n, j in judged})
+                closed = self._facts(record, stated, current[key], plan, {n.id: j for n, j in judged})
                 for neighbour, judgement in superseding:
                     if neighbour.id not in closed:
                         self._supersede(record, neighbour, judgement, current[key], plan)
@@ -180,13 +182,14 @@ class Ingest:
         revised = replace(record, **changes)
         plan = Plan()
         assistant = _role_is_assistant(record.metadata)
-        judged = self._judge(revised, assistant=assistant) if revised.kind is not Kind.SUMMARY else []
+        stated = self.extractor.extract(text) if self.config.facts and not assistant else []
+        judged = self._judge(revised, stated, set(terms(text))) if revised.kind is not Kind.SUMMARY else []
         if self.config.facts and not assistant:
             at = revised.updated_at.timestamp()
             everyone = self.store.current_facts(record.tenant, record.user_id)
             own = [row for row in everyone if row.memory_id == record.id]
             others = [row for row in everyone if row.memory_id != record.id]
-            closed = self._facts(revised, others, plan, {n.id: j for n, j in judged})
+            closed = self._facts(revised, stated, others, plan, {n.id: j for n, j in judged})
             for row in own:
                 plan.closings.append(Closing(row.memory_id, row.slot, at, record.id))
             plan.facts = [_continue(row, own) if row.memory_id == record.id else row for row in plan.facts]
@@ -227,7 +230,8 @@ class Ingest:
             data["judged"] = [{"id": n.id, **j.audit()} for n, j in judged]
         return Event(record.id, "add", record.created_at, self.actor, reason, data)
 
-    def _judge(self, record: MemoryRecord, *, assistant: bool) -> list[tuple[Neighbour, Judgement]]:
+    def _judge(self, record: MemoryRecord, facts: Sequence[Fact], words: set[str]
+               ) -> list[tuple[Neighbour, Judgement]]:
         """The user's live records nearest in meaning, each with the verdict on the pair, nearest first.
         Only pairs close enough to be the same attribute are judged; a stale record (it has a successor)
         is neither merged into nor superseded again."""
@@ -248,8 +252,7 @@ class Ingest:
         rows: dict[str, list[FactRow]] = {}
         for row in self.store.facts_of(record.tenant, [r.id for r in records.values()]):
             rows.setdefault(row.memory_id, []).append(row)
-        new_slots = [(f.slot, slot_head(f.attribute)) for f in self.extractor.extract(record.text)] \
-            if not assistant else []
+        new_slots = [(f.slot, slot_head(f.attribute)) for f in facts]
         out = []
         for candidate, value in close:
             old = records.get(candidate.key)
@@ -257,6 +260,8 @@ class Ingest:
                 continue
             same = any(same_slot(slot, head, set(r.slot.split()), slot_head(r.attribute))
                        for slot, head in new_slots for r in rows.get(old.id, []))
+            if not self.judge.worth_judging(value, len(words & set(candidate.terms)), same):
+                continue
             judgement = self.judge.judge(old.text, old.kind, record.text, record.kind, value, same_slot=same)
             if judgement.verdict is Verdict.RESTATES and not _mergeable(record.kind, old.kind):
                 judgement = Judgement(Verdict.DISTINCT, judgement.score, {**judgement.signals, "why": "kinds"})
@@ -300,13 +305,13 @@ class Ingest:
                                      "superseded_by": record.id, "slot": _slot_hash(slot),
                                      "judgement": judgement.audit()}))
 
-    def _facts(self, record: MemoryRecord, current: list[FactRow], plan: Plan,
+    def _facts(self, record: MemoryRecord, stated: Sequence[Fact], current: list[FactRow], plan: Plan,
                judged: dict[str, Judgement] | None = None) -> set[str]:
         """The rule extractor's facts of a new record; returns the ids of the records whose values it closed.
         `judged` holds the judge's verdicts on neighbours, shown on the event beside the rules' own reason."""
         at = record.created_at.timestamp()
         closed: set[str] = set()
-        for fact, head in _one_per_slot(self.extractor.extract(record.text)):
+        for fact, head in _one_per_slot(stated):
             slot = slot_key(fact)
             words = set(fact.slot)
             matches = [row for row in current if row.subject == fact.subject and row.user_id == record.user_id

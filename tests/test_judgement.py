@@ -182,3 +182,15 @@ def test_a_reported_change_is_the_fact_it_leaves(text: str, kind: str) -> None:
     from ebbing.ingest.classify import classify
 
     assert classify(text).kind.value == kind
+
+
+def test_a_retired_record_never_outranks_its_successor(mem: Memory) -> None:
+    old = mem.add("My address is 4 Elm Street, Springfield", user_id="u", at=T0).records[0]
+    for day in range(1, 20):  # used every day: its retention is far above the newcomer's
+        mem.search("Elm Street Springfield address", user_id="u", at=T0 + day * DAY)
+    new = mem.add("I moved; my new address is 12 Rue Oberkampf", user_id="u", at=T0 + 30 * DAY).records[0]
+    hits = mem.search("Elm Street Springfield address", user_id="u", at=T0 + 31 * DAY)
+    ids = [h.record.id for h in hits]
+    assert ids[0] == new.id and ids.index(old.id) == 1  # brought in above it, though the words are the old one's
+    past = mem.search("what was my address before, Elm Street Springfield?", user_id="u", at=T0 + 31 * DAY)
+    assert past[0].record.id == old.id  # a question about the past keeps the plain ranking

@@ -30,7 +30,7 @@ from ebbing.ingest.consolidate import (
 )
 from ebbing.ingest.facts import LLMFacts, slot_terms
 from ebbing.ingest.guard import SecretBox, guard
-from ebbing.ingest.pipeline import Draft, Ingest, IngestConfig
+from ebbing.ingest.pipeline import Draft, Ingest, IngestConfig, role_is_assistant
 from ebbing.jsonl import read as read_jsonl
 from ebbing.lifecycle.archive import Archive
 from ebbing.lifecycle.operations import Lifecycle
@@ -118,11 +118,6 @@ def timeline_line(chain: list[FactRow]) -> str:
             notes.append(f"until {datetime.fromtimestamp(row.valid_to, tz=UTC):%Y-%m-%d}")
         parts.append(row.value + (f" ({'; '.join(notes)})" if notes else ""))
     return f"{chain[-1].attribute}: " + " → ".join(parts)
-
-
-def _from_assistant(record: MemoryRecord) -> bool:
-    role = record.metadata.get("role") if isinstance(record.metadata, dict) else None
-    return isinstance(role, str) and role.strip().casefold() == "assistant"
 
 
 def _id(memory_id: Any) -> str:
@@ -280,7 +275,7 @@ class Memory:
         # was decided read them; a summary would bury them).
         raw = [t for t in batch
                if t.id not in holding and not t.pinned and not t.held
-               and not (t.kind in (Kind.PREFERENCE, Kind.DECISION) and not _from_assistant(t))]
+               and not (t.kind in (Kind.PREFERENCE, Kind.DECISION) and not role_is_assistant(t.metadata))]
         moves = [Event(t.id, "tier", when(now), self.actor, f"consolidated into summary {record.id}",
                        {"from": t.tier.value, "to": Tier.COLD.value, "policy": "consolidation"}) for t in raw]
         seqs = [seq for t in raw if (seq := self.store.seq_of(self.tenant, t.id)) is not None]
@@ -467,8 +462,37 @@ class Memory:
         stale = {c.key for c in found if c.stale}
         by_key = {**self.store.fetch([s.key for s in scored if s.key not in cold]),
                   **{s.key: dataclasses.replace(cold[s.key]) for s in scored if s.key in cold}}  # cache's own
-        return [Hit(by_key[s.key], s.score, {**s.parts, "stale": float(s.key in stale)})
+        hits = [Hit(by_key[s.key], s.score, {**s.parts, "stale": float(s.key in stale)})
                 for s in scored if s.key in by_key]
+        if not history and stale:  # a retired record never ranks above its successor
+            hits = self._successors_first(hits)[:limit]
+        return hits
+
+    def _successors_first(self, hits: list[Hit]) -> list[Hit]:
+        retired = [h.record.id for h in hits if h.parts.get("stale")]
+        if not retired:
+            return hits
+        step: dict[str, str] = {}
+        frontier = retired
+        for _ in range(8):  # follow a chain of changes to its current value
+            rows = [r for r in self.store.facts_of(self.tenant, frontier) if r.superseded_by]
+            news = {r.memory_id: str(r.superseded_by) for r in sorted(rows, key=lambda r: r.valid_to or 0.0)}
+            step.update(news)
+            frontier = [i for i in news.values() if i not in step]
+            if not frontier:
+                break
+
+        def current(memory_id: str) -> str:
+            seen = set()
+            while memory_id in step and memory_id not in seen:
+                seen.add(memory_id)
+                memory_id = step[memory_id]
+            return memory_id
+
+        successor = {i: current(i) for i in retired if current(i) != i}
+        present = {h.record.id for h in hits}
+        found = {i: r for i in set(successor.values()) - present if (r := self.store.get(self.tenant, i))}
+        return succession.successors_first(hits, successor, found)
 
     def _use(self, hits: list[Hit], now: float) -> list[Hit]:
         """Count returned records as used (once a day each) and lift them to the tier they now earn."""
@@ -554,7 +578,7 @@ class Memory:
         if asks_about_decisions(query):
             have = {r.id for r in facts}
             facts += [r for r in self.store.live_of_kind(self.tenant, scope.user_id, Kind.DECISION.value, 200)
-                      if r.id not in have and r.id not in superseded and not _from_assistant(r)
+                      if r.id not in have and r.id not in superseded and not role_is_assistant(r.metadata)
                       ][: self.context_config.decisions_asked_max]
         history: dict[str, str] = {}
         if asks_about_history(query):

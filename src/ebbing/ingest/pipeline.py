@@ -181,7 +181,7 @@ class Ingest:
             changes["security"] = True
         revised = replace(record, **changes)
         plan = Plan()
-        assistant = _role_is_assistant(record.metadata)
+        assistant = role_is_assistant(record.metadata)
         stated = self.extractor.extract(text) if self.config.facts and not assistant else []
         judged = self._judge(revised, stated, set(terms(text))) if revised.kind is not Kind.SUMMARY else []
         if self.config.facts and not assistant:
@@ -357,10 +357,11 @@ def _clip(text: str, limit: int = 200) -> str:
 
 
 def _from_assistant(draft: Draft) -> bool:
-    return _role_is_assistant(draft.metadata)
+    return role_is_assistant(draft.metadata)
 
 
-def _role_is_assistant(metadata: Any) -> bool:
+def role_is_assistant(metadata: Any) -> bool:
+    """A record the agent itself said (`metadata={"role": "assistant"}`): it states no facts of the user's."""
     role = metadata.get("role") if isinstance(metadata, dict) else None
     return isinstance(role, str) and role.strip().casefold() == "assistant"
 

@@ -16,7 +16,6 @@ limit on the count of the whole returned text, headers and newlines included; li
 from __future__ import annotations
 
 import re
-
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass

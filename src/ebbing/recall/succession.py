@@ -11,8 +11,9 @@ So ranking resolves the rest without destroying anything: a hit moves directly a
   ("where does my *sister* live" keeps the sister's record above the brother's), and the newer one's differing
   words hold no qualifier the question left out (a brother's address is no newer value of mine).
 
-Records the judge did retire (`stale`) never rank above their successor; questions about the past
-("what was my old address", "之前的地址") keep the plain ranking.
+Records the judge did retire (`stale`) never rank above their successor (`successors_first`: the successor
+moves up, or comes in when the search did not find it); questions about the past ("what was my old
+address", "之前的地址") keep the plain ranking.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ebbing.ingest.align import CONTENT, PEOPLE_KEYS, Alignment, align, tokens
+from ebbing.model import LIVE_TIERS, Hit, MemoryRecord
 from ebbing.recall.search import Background, Scored, is_cjk
 from ebbing.store.base import Candidate
 
@@ -118,3 +120,29 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
             continue  # the one moved up may have a newer rival of its own further down
         position += 1
     return head + tail
+
+
+def successors_first(hits: Sequence[Hit], successor: dict[str, str], found: dict[str, MemoryRecord]) -> list[Hit]:
+    """Hits with every retired record's successor directly above it: moved up when it was found lower, brought
+    in (when live) when it was not found at all. `successor` maps a retired record's id to the current one's,
+    `found` holds the current records that are not among the hits."""
+    out = list(hits)
+    position = 0
+    while position < len(out):
+        hit = out[position]
+        current = successor.get(hit.record.id)
+        above = {h.record.id for h in out[:position]}
+        if current is None or current in above:
+            position += 1
+            continue
+        later = next((k for k in range(position + 1, len(out)) if out[k].record.id == current), None)
+        if later is not None:
+            moved = out.pop(later)
+            out.insert(position, Hit(moved.record, max(moved.score, hit.score), {**moved.parts, "successor": 1.0}))
+        elif current in found and found[current].tier in LIVE_TIERS:
+            out.insert(position, Hit(found[current], hit.score, {"relevance": 0.0, "stale": 0.0, "successor": 1.0}))
+        else:
+            position += 1
+            continue
+        position += 2
+    return out

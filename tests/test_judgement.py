@@ -82,6 +82,8 @@ def test_a_judged_change_retires_the_old_value_and_keeps_it_for_the_past(smart: 
     assert old.id in [h.record.id for h in past]
     timeline = smart.timeline("u", "shipping address")
     assert [t["id"] for t in timeline] == [old.id, new.id] and timeline[-1]["current"]
+    assert timeline[0]["judgement"]["verdict"] == "supersedes"  # timeline and explain show the verdict
+    assert any(j["event"] == "supersede" for j in smart.explain(old.id, at=T0 + 31 * DAY)["judgements"])
 
 
 def test_the_newer_of_two_competing_answers_comes_first(smart: Memory) -> None:

@@ -538,11 +538,20 @@ class Memory:
                 return []
             by_id = {f.memory_id: f for f in facts}
             best = next(by_id[h.record.id] for h in hits if h.record.id in by_id)
-        chain = self.store.timeline(self.tenant, best.root)
+        chain = [r for r in self.store.timeline(self.tenant, best.root) if set(r.slot.split()) & set(best.slot.split())]
         return [{"id": r.memory_id, "subject": r.subject, "attribute": r.attribute, "value": r.value,
                  "reason": r.reason, "valid_from": iso(r.valid_from), "valid_to": iso(r.valid_to),
-                 "current": r.valid_to is None, "supersedes": r.supersedes, "superseded_by": r.superseded_by}
-                for r in chain if set(r.slot.split()) & set(best.slot.split())]
+                 "current": r.valid_to is None, "supersedes": r.supersedes, "superseded_by": r.superseded_by,
+                 "judgement": self._judgement(r.memory_id, r.superseded_by) if r.superseded_by else None}
+                for r in chain]
+
+    def _judgement(self, memory_id: str, by: str) -> dict[str, Any] | None:
+        """The verdict, score and signals with which `by` retired `memory_id` (None for the rules alone)."""
+        for event in reversed(self.store.history(self.tenant, memory_id)):
+            if event.type == "supersede" and event.data.get("superseded_by") == by:
+                judgement = event.data.get("judgement")
+                return dict(judgement) if isinstance(judgement, dict) else None
+        return None
 
     def context(self, query: str, user_id: str | None = None, budget_tokens: int = 2000, goal: str | None = None,
                 session_id: str | None = None, at: Instant = None) -> Context:
@@ -781,10 +790,17 @@ class Memory:
         return self.lifecycle.set_flag(_id(memory_id), "held", False, "release", to_epoch(at))
 
     def explain(self, memory_id: str, at: Instant = None) -> dict[str, Any]:
-        """The record's retention now, by policy, and when it will move down if never used again."""
+        """The record's retention now, by policy, and when it will move down if never used again; and what the
+        write path judged about it (`judgements`: verdicts on its neighbours, merges into it, its supersession)."""
         now = to_epoch(at)
         record = self.get(memory_id)
-        return explain(record, self.composite, self.retention, now)
+        out = explain(record, self.composite, self.retention, now)
+        # what the write path judged about it: the neighbours it was compared with, merges, supersessions
+        out["judgements"] = [{"event": e.type, "at": e.at.isoformat(), **{k: e.data[k] for k in ("judged", "judgement",
+                             "superseded_by") if k in e.data}}
+                             for e in self.store.history(self.tenant, record.id)
+                             if "judged" in e.data or "judgement" in e.data]
+        return out
 
     def forgotten(self, since: Instant = None, until: Instant = None) -> list[dict[str, Any]]:
         """What was forgotten (sent to the trash or purged) in [since, until], and why, newest last."""

@@ -40,6 +40,8 @@ def test_alignment_finds_the_differing_values_in_both_languages() -> None:
     ("我妈妈的生日是三月八号。", "我爸爸的生日是十月二号。"),
     ("小张的生日是5月3号。", "小李的生日是7月19号。"),
     ("The local API server runs on port 8080.", "The admin UI runs on port 3000."),
+    ("note number 5 about the deploy pipeline", "note number 6 about the deploy pipeline"),
+    ("Room 101 is booked for Friday.", "Room 203 is booked for Friday."),
 ])
 def test_look_alikes_are_never_superseded_or_merged(old: str, new: str) -> None:
     for z in (3.0, 6.0, 12.0):  # however close the embedder puts them

@@ -80,6 +80,11 @@ _FUNCTION_EN = frozenset("""im ive id ill its theres thats dont doesnt didnt can
     s t m re ve d ll hey hi oh btw fyi ok okay yeah yep so well anyway though""".split())
 
 
+# Words after which a number names one thing among several (an identifier), in the stemmed form tokens carry.
+_IDENTIFIERS = frozenset(stem(w) for w in """number no id ticket issue room case order item step note option
+    flight gate seat table bus line platform apartment apt unit suite building floor locker pr""".split())
+
+
 @functools.cache
 def _posseg() -> Any:
     import jieba
@@ -165,7 +170,9 @@ def _tokens(text: str) -> tuple[Token, ...]:
     for match in _TOKEN.finditer(normal):
         number, han, word = match.group("num"), match.group("han"), match.group("word")
         if number is not None:
-            out.append(Token(number.replace(",", ""), number, "num"))
+            # "note number 5", "room 101", "ticket 4521": a number after such a word says which one, not a value
+            which = bool(out) and out[-1].key in _IDENTIFIERS
+            out.append(Token(number.replace(",", ""), number, "qualifier" if which else "num"))
         elif han is not None:
             out.extend(_han_tokens(han))
         else:

@@ -19,31 +19,27 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ebbing.errors import EbbingError, InvalidInput, NotFound
+from ebbing.eval.data import REPO, shared_file
 
-eval_app = typer.Typer(help="Evaluations on public benchmarks (LoCoMo).", no_args_is_help=True,
+eval_app = typer.Typer(help="Evaluations: LoCoMo, LongMemEval, update judgement.", no_args_is_help=True,
                        pretty_exceptions_enable=False, add_completion=False)
 
 
 
 @eval_app.callback()
 def _group() -> None:
-    """Evaluations on public benchmarks (LoCoMo)."""  # a callback keeps `locomo` a subcommand on its own too
+    """Evaluations: LoCoMo, LongMemEval, update judgement."""  # a callback keeps `locomo` a subcommand on its own too
 
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 DEFAULT_DATA = Path("..") / "shared" / "data" / "locomo" / "locomo10.json"
-REPO = Path(__file__).resolve().parents[3]  # src/ebbing/eval/cli.py -> the checkout (when run from one)
 
 
 def default_data() -> Path | None:
     """`../shared/data/locomo/locomo10.json` from the current folder or from the checkout, if there."""
-    for base in (Path.cwd(), REPO):
-        candidate = (base / DEFAULT_DATA).resolve()
-        if candidate.is_file():
-            return candidate
-    return None
+    return shared_file(DEFAULT_DATA)
 
 
 def _git(*args: str) -> str | None:

@@ -39,6 +39,7 @@ import numpy as np
 from ebbing.embed.base import Embedder
 from ebbing.errors import InvalidInput, NotFound
 from ebbing.eval import locomo
+from ebbing.eval.data import shared_file
 from ebbing.eval.systems import CachingEmbedder, FullBm25, FullVector
 from ebbing.memory import Memory
 from ebbing.recall.blas import blas_threads
@@ -55,18 +56,13 @@ TURN_GAP = timedelta(minutes=1)  # sessions are dated, their turns are not: a mi
 FATES = ("hot", "warm", "cold", "trash", "purged")
 
 DEFAULT_DATA = Path("..") / "shared" / "data" / "longmemeval" / "longmemeval_oracle.json"
-REPO = Path(__file__).resolve().parents[3]  # src/ebbing/eval/longmemeval.py -> the checkout (when run from one)
 
 _WHEN = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\(\s*[A-Za-z]{3}\s*\))?\s*(\d{1,2}):(\d{2})\s*$")
 
 
 def default_data() -> Path | None:
     """`../shared/data/longmemeval/longmemeval_oracle.json` from the current folder or the checkout, if there."""
-    for base in (Path.cwd(), REPO):
-        candidate = (base / DEFAULT_DATA).resolve()
-        if candidate.is_file():
-            return candidate
-    return None
+    return shared_file(DEFAULT_DATA)
 
 
 def parse_date(text: str) -> datetime:

@@ -75,7 +75,7 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
     value said in other words than the question's), as long as it is close to the hit (`min_pull_z`)."""
     config = config or SuccessionConfig()
     head, tail = list(scored[: config.window]), list(scored[config.window :])
-    pool = list(below[: config.window])
+    pool = list(below[: config.window]) if config.min_pull_z != float("inf") else []  # off: no cost
     if not head or len(head) + len(pool) < 2:
         return head + tail
     found = [candidates[s.key] for s in head + pool]

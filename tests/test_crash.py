@@ -21,14 +21,15 @@ WRITER = """
 import sys
 from ebbing import Memory
 from ebbing.embed.hashing import HashEmbedder
-mode, db, source = sys.argv[1:4]
+mode, db, source, start = sys.argv[1:5]
 with Memory(db, embedder=HashEmbedder()) as mem:
     mem.search("warm up", user_id="u")  # loads the tokenizers and background before the clock starts
     print("ready", flush=True)
     while mode == "import":  # import the file again and again, so the kill lands mid-import
         mem.import_jsonl(source)
-    for i in range(100_000):
-            mem.add(f"note number {i} about the deploy pipeline", user_id="u", at=1_767_600_000 + i)
+    for i in range(int(start), int(start) + 100_000):  # new texts each round: a said-again note merges
+        mem.add(f"note number {i} about the deploy pipeline", user_id="u", at=1_767_600_000 + i)
+        print(i, flush=True)  # the test kills after a random number of committed adds, not after a set time
 """
 
 
@@ -59,11 +60,18 @@ def test_sigkill_mid_write_leaves_whole_records(tmp_path: Path, mode: str) -> No
     rng = random.Random(7)
     counts: list[int] = []
     patience = 1.0  # a busy machine writes less per second: wait longer after a round that wrote nothing
-    for _ in range(8):
-        child = subprocess.Popen([sys.executable, "-c", WRITER, mode, str(db), str(source)],
+    for round_ in range(8):
+        child = subprocess.Popen([sys.executable, "-c", WRITER, mode, str(db), str(source), str(round_ * 100_000)],
                                  stdout=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert child.stdout is not None and child.stdout.readline().strip() == b"ready"
-        time.sleep(rng.uniform(0.05, 1.0) * patience)
+        if mode == "add":
+            # Progress is counted, not timed: a busy machine may add slowly, and a round that wrote nothing
+            # proves nothing. The short random sleep after that puts the kill anywhere inside the next add.
+            for _ in range(rng.randint(1, 60)):
+                assert child.stdout.readline(), "the writer died before it was killed"
+            time.sleep(rng.uniform(0.0, 0.02))
+        else:
+            time.sleep(rng.uniform(0.05, 1.0) * patience)
         child.send_signal(signal.SIGKILL)
         child.wait()
         counts.append(check_consistent(db))

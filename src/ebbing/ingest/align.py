@@ -242,7 +242,9 @@ class Alignment:
 CONTENT = ("word", "name", "num", "qualifier")
 
 
+@functools.lru_cache(maxsize=4096)
 def align(old_text: str, new_text: str) -> Alignment:
+    """Cached (ranking compares the same pairs of hits search after search): treat the result as read-only."""
     old, new = tokens(old_text), tokens(new_text)
     return align_tokens(old, new)
 

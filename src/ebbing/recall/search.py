@@ -35,6 +35,9 @@ class SearchConfig:
     # How much retention weighs in the ranking: score = relevance * ((1 - w) + w * retention). Retention
     # breaks ties between equally relevant memories; it should not bury the one that answers the question.
     retention_weight: float = 0.2
+    # Deep recall: with `include_cold` unset, a search also asks the archive unless `limit` live hits reach
+    # this relevance (the calibrated 0..1 above). 1.0: whenever any of the top `limit` is short of certain.
+    deep_recall_relevance: float = 1.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.relevance_floor <= 1.0:
@@ -45,6 +48,8 @@ class SearchConfig:
             raise InvalidInput("vector_z_low", "must be below vector_z_high")
         if not self.rank_z_high >= self.vector_z_high:
             raise InvalidInput("rank_z_high", "must be at least vector_z_high")
+        if not 0.0 <= self.deep_recall_relevance <= 1.0:
+            raise InvalidInput("deep_recall_relevance", "must be between 0 and 1")
         if not 0.0 <= self.retention_weight <= 1.0:
             raise InvalidInput("retention_weight", "must be between 0 and 1")
         if self.access_window < 0:
@@ -87,6 +92,23 @@ class Background:
         around = candidates @ self.queries[query_cjk].T  # each candidate against unrelated queries
         z_candidate = (cosine - around.mean(axis=1)) / np.maximum(around.std(axis=1), 1e-3)
         out: np.ndarray = (z_query + z_candidate) / 2
+        return out
+
+    def pairs(self, vectors: np.ndarray, cjk: np.ndarray) -> np.ndarray:
+        """`z` of every pair at once: entry (i, j) is `z(vectors[i], cjk[i], vectors[j:j+1], cjk[j:j+1])`.
+        Four small products instead of one background scan per row."""
+        cosine = vectors @ vectors.T
+        n = len(vectors)
+        mean, spread = np.empty((n, n)), np.empty((n, n))
+        around_mean, around_spread = np.empty((n, n)), np.empty((n, n))
+        for script in (False, True):
+            passages = vectors @ self.passages[script].T  # each row as a query, against this script's passages
+            mean[:, cjk == script] = passages.mean(axis=1)[:, None]
+            spread[:, cjk == script] = np.maximum(passages.std(axis=1), 1e-3)[:, None]
+            queries = vectors @ self.queries[script].T  # each row as a candidate, against this script's queries
+            around_mean[cjk == script, :] = queries.mean(axis=1)[None, :]
+            around_spread[cjk == script, :] = np.maximum(queries.std(axis=1), 1e-3)[None, :]
+        out: np.ndarray = ((cosine - mean) / spread + (cosine - around_mean) / around_spread) / 2
         return out
 
 

@@ -81,8 +81,14 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
     found = [candidates[s.key] for s in head + pool]
     vectors = np.stack([c.vector for c in found]).astype(np.float32)
     cjk = np.array([is_cjk(c.text) for c in found])
-    pair_z = np.stack([background.z(vectors[i], bool(cjk[i]), vectors, cjk) for i in range(len(found))])
-    born = {c.key: float(c.retention[6]) for c in found}
+    pair_z = background.pairs(vectors, cjk)
+    born_at = np.array([float(c.retention[6]) for c in found])
+    # Which (older i, newer j) pairs could succeed at all, whatever the scores: most searches have none.
+    possible = (born_at[None, :] - born_at[:, None] >= config.min_gap) & (
+        (pair_z >= min(config.min_pair_z, config.min_pull_z)))
+    if not possible.any():
+        return head + tail
+    born = {c.key: float(b) for c, b in zip(found, born_at, strict=True)}
     index = {c.key: i for i, c in enumerate(found)}
     asked = tokens(query)
     query_keys = {t.key for t in asked if t.tag in _SPECIFIC}
@@ -90,7 +96,7 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
     pulled = {s.key for s in pool}
 
     def succeeds(newer: Scored, older: Scored) -> bool:
-        if born[newer.key] - born[older.key] < config.min_gap:
+        if not possible[index[older.key], index[newer.key]]:
             return False
         close = pair_z[index[older.key], index[newer.key]]
         # about as relevant and about the same thing, or (also from under the floor) clearly the same thing

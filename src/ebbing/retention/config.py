@@ -35,6 +35,11 @@ class RetentionConfig:
     protection_floor: float = 0.5
     security_factor: float = 2.0  # S0 multiplied for secret-bearing / security-related records
     marked_factor: float = 5.0  # S0 multiplied for records someone marked important (importance >= 0.9)
+    # Salience (`importance`, judged at write time by `ingest.salience`): S0 grows linearly from 1x at
+    # `salience_pivot` to `salience_factor` at the marked level (0.9), so a life event outlasts small talk said
+    # as often. The pivot is a plain fact's importance: what says nothing special keeps its kind's stability.
+    salience_factor: float = 3.0
+    salience_pivot: float = 0.6
     updated_factor: float = 0.5  # S0 multiplied for records whose text changed often
     frequent_updates: int = 3  # this many text changes make a record "frequently updated"
     # Reference-date priorities: P0 never expires; P1 and P2 expire this long after their last use.
@@ -67,6 +72,7 @@ class RetentionConfig:
             "beta": self.beta, "max_reinforcement": self.max_reinforcement, "weight_floor": self.weight_floor,
             "protection_days": self.protection_days, "protection_floor": self.protection_floor,
             "security_factor": self.security_factor, "marked_factor": self.marked_factor,
+            "salience_factor": self.salience_factor, "salience_pivot": self.salience_pivot,
             "updated_factor": self.updated_factor, "blend_importance": self.blend_importance,
             "grace_days": self.grace_days, "sweep_period": self.sweep_period, "archive_days": self.archive_days,
             **{f"stability_days.{k}": v for k, v in self.stability_days.items()},
@@ -82,7 +88,8 @@ class RetentionConfig:
                 raise InvalidInput(name, "must be a finite number >= 0")
         positive = {"max_reinforcement": self.max_reinforcement, "sweep_period": self.sweep_period,
                     "security_factor": self.security_factor, "marked_factor": self.marked_factor,
-                    "updated_factor": self.updated_factor, "recall_saturation": self.recall_saturation,
+                    "salience_factor": self.salience_factor, "updated_factor": self.updated_factor,
+                    "recall_saturation": self.recall_saturation,
                     **{f"stability_days.{k}": v for k, v in self.stability_days.items()}}
         for name, value in positive.items():
             if value <= 0:
@@ -92,6 +99,8 @@ class RetentionConfig:
                 raise InvalidInput(f"type_scores.{kind}", "must be between 0 and 1")
         if self.max_reinforcement < 1:
             raise InvalidInput("max_reinforcement", "must be >= 1 (reinforcement never weakens)")
+        if self.salience_pivot >= 0.9:
+            raise InvalidInput("salience_pivot", "must be below 0.9 (the marked level)")
         for name in ("weight_floor", "protection_floor", "blend_importance"):
             if getattr(self, name) > 1:
                 raise InvalidInput(name, "must be between 0 and 1")

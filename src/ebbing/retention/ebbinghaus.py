@@ -3,6 +3,7 @@
     S0 = stability_days[kind] * DAY
          * security_factor  (secret-bearing or security-related records)
          * marked_factor    (records someone marked important, importance >= 0.9)
+         * salience         (1 at importance <= salience_pivot, rising linearly to salience_factor at 0.9)
          * updated_factor   (records whose text changed at least `frequent_updates` times)
     S  = S0 * min(1 + ln(1 + beta * access_count), max_reinforcement)
     W  = weight_floor + (1 - weight_floor) * importance
@@ -18,8 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ebbing.retention.base import KINDS, RecordBatch
+from ebbing.retention.base import KINDS, MARKED_IMPORTANCE, RecordBatch
 from ebbing.retention.config import DAY, RetentionConfig
+
+
+def salience_multiplier(importance: np.ndarray, config: RetentionConfig) -> np.ndarray:
+    """S0's factor for salience: 1 up to the pivot, `salience_factor` from the marked level (0.9) on."""
+    share = np.clip((importance - config.salience_pivot) / (MARKED_IMPORTANCE - config.salience_pivot), 0.0, 1.0)
+    out: np.ndarray = 1.0 + (config.salience_factor - 1.0) * share
+    return out
 
 
 class Ebbinghaus:
@@ -35,6 +43,7 @@ class Ebbinghaus:
         s0 = (self._base_stability[batch.kind]
               * np.where(batch.security, c.security_factor, 1.0)
               * np.where(batch.marked, c.marked_factor, 1.0)
+              * salience_multiplier(batch.importance, c)
               * np.where(batch.update_count >= c.frequent_updates, c.updated_factor, 1.0))
         # A negative count can only be corrupt data; clamping keeps log1p defined instead of producing NaN.
         recalls = np.maximum(batch.access_count, 0)

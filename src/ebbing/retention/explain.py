@@ -9,6 +9,7 @@ from ebbing.model import MemoryRecord
 from ebbing.retention.base import RecordBatch
 from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.retention.config import DAY, RetentionConfig
+from ebbing.retention.ebbinghaus import salience_multiplier
 
 
 def explain(record: MemoryRecord, composite: Composite, config: RetentionConfig, now: float) -> dict[str, Any]:
@@ -29,6 +30,8 @@ def explain(record: MemoryRecord, composite: Composite, config: RetentionConfig,
         "why_exempt": [name for name in ("pinned", "held") if getattr(record, name)]
         + (["P0"] if record.priority.value == "P0" else []),
         "stability_days": round(float(composite.ebbinghaus.stability(batch)[0]) / DAY, 2),
+        "importance": record.importance,
+        "salience_stability_factor": round(float(salience_multiplier(batch.importance, config)[0]), 3),
         "referenced_at": iso(referenced),
         "idle_days": round(max(0.0, now - referenced) / DAY, 2),
         "access_count": record.access_count,

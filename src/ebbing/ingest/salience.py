@@ -1,0 +1,148 @@
+"""Salience: how likely a new memory is to be needed later, judged when it is written.
+
+People keep the wedding date and lose the small talk, though both were said once. What tells them apart is
+in the utterance itself: specific content (numbers, dates, names, people), a first-person life event, plan or
+commitment, against acknowledgements, reactions, moods and questions that carry nothing about the speaker.
+
+Two kinds of signal, neither tied to one phrasing or one language:
+- a linear probe on the sentence embedding (the shipped multilingual embedder places "we got married on June
+  3rd" and "我们六月三号领的证" near each other, and far from "haha nice"), fitted on labelled utterances;
+- counts read off the aligned tokens (`ingest.align`): numbers, names, kin and roles, content words; whether the
+  speaker talks about themselves; whether it is a question; the kind the classifier gave.
+A logistic model combines them into a probability. Its coefficients are fitted on the development set
+`tests/data/salience-dev.jsonl` (`ebbing eval salience --fit`) and shipped as `salience-model.npz`; a held-out
+set written by someone else was scored once (docs/evaluation.md). The probe belongs to the embedder it was
+fitted with: any other embedder gets the token signals alone (their own fitted coefficients).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from ebbing.ingest import align
+from ebbing.model import Kind
+
+SHIPPED = "salience-model.npz"
+KINDS = (Kind.FACT, Kind.DECISION, Kind.PREFERENCE, Kind.TEMPORARY, Kind.EPISODE)
+SIGNALS = ("numbers", "names", "people", "content_words", "first_person", "question",
+           *(f"kind_{k.value}" for k in KINDS))
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|our|ours|us)\b|我|咱",
+                           re.IGNORECASE)
+_QUESTION = re.compile(r"[?？]\s*\W*$|[吗呢么]\s*\W*$")
+
+
+def signals(text: str, kind: Kind) -> dict[str, float]:
+    """The token signals of one utterance, by name (`SIGNALS`); counts are log1p-scaled."""
+    tokens = align.tokens(text)
+    count = {tag: sum(1 for t in tokens if t.tag == tag) for tag in ("num", "name")}
+    people = sum(1 for t in tokens if t.key in align.PEOPLE_KEYS)
+    content = sum(1 for t in tokens if t.tag in ("word", "name", "num", "qualifier"))
+    return {
+        "numbers": math.log1p(count["num"]), "names": math.log1p(count["name"]), "people": math.log1p(people),
+        "content_words": math.log1p(content), "first_person": float(bool(_FIRST_PERSON.search(text))),
+        "question": float(bool(_QUESTION.search(text.strip()))),
+        **{f"kind_{k.value}": float(kind is k) for k in KINDS},
+    }
+
+
+def signal_vector(text: str, kind: Kind) -> np.ndarray:
+    values = signals(text, kind)
+    return np.array([values[name] for name in SIGNALS], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Judged:
+    salience: float  # 0..1: the fitted probability that this will be needed later
+    probe: float | None  # the embedding probe's logit, when the probe fits this embedder
+    signals: dict[str, float]
+
+    def explain(self) -> dict[str, Any]:
+        return {"salience": round(self.salience, 3),
+                "probe": None if self.probe is None else round(self.probe, 3),
+                "signals": {k: round(v, 3) for k, v in self.signals.items() if v}}
+
+
+@dataclass(frozen=True)
+class SalienceModel:
+    """Fitted coefficients: the probe (direction and bias over unit embeddings of `embedder`), the combiner
+    over [probe logit, signals...] used with it, and a combiner over the signals alone for other embedders."""
+
+    embedder: str
+    probe: np.ndarray
+    probe_bias: float
+    with_probe: np.ndarray  # len(SIGNALS) + 2: probe logit, signals, bias
+    signals_only: np.ndarray  # len(SIGNALS) + 1: signals, bias
+
+    def judge(self, text: str, kind: Kind, vector: np.ndarray | None, embedder: str) -> Judged:
+        values = signals(text, kind)
+        x = np.array([values[name] for name in SIGNALS], dtype=np.float64)
+        if vector is not None and embedder == self.embedder and len(vector) == len(self.probe):
+            probe = float(np.asarray(vector, dtype=np.float64) @ self.probe + self.probe_bias)
+            logit = float(self.with_probe[0] * probe + x @ self.with_probe[1:-1] + self.with_probe[-1])
+        else:
+            probe = None
+            logit = float(x @ self.signals_only[:-1] + self.signals_only[-1])
+        return Judged(1.0 / (1.0 + math.exp(-max(min(logit, 40.0), -40.0))), probe, values)
+
+    def save(self, path: Any) -> None:
+        np.savez_compressed(path, embedder=np.array(self.embedder), signals=np.array(SIGNALS), probe=self.probe,
+                            probe_bias=np.array(self.probe_bias), with_probe=self.with_probe,
+                            signals_only=self.signals_only)
+
+
+@functools.lru_cache(maxsize=1)
+def shipped() -> SalienceModel:
+    """The model fitted on the development set, as shipped with the package."""
+    with resources.files("ebbing.ingest").joinpath(SHIPPED).open("rb") as handle, np.load(handle) as data:
+        if tuple(str(s) for s in data["signals"]) != SIGNALS:
+            raise RuntimeError(f"{SHIPPED} was fitted on other signals; refit it (ebbing eval salience --fit)")
+        return SalienceModel(str(data["embedder"]), data["probe"].astype(np.float64), float(data["probe_bias"]),
+                             data["with_probe"].astype(np.float64), data["signals_only"].astype(np.float64))
+
+
+# --- fitting (ebbing eval salience --fit) ------------------------------------------------------------------
+
+
+def logistic(features: np.ndarray, labels: np.ndarray, l2: float) -> np.ndarray:
+    """L2-regularised logistic regression by Newton's method (the bias, last, is not penalised). Small, exact
+    and dependency-free for a few hundred rows; returns weights with the bias last."""
+    design = np.hstack([features, np.ones((len(features), 1))])
+    weights = np.zeros(design.shape[1])
+    penalty = np.eye(design.shape[1]) * l2
+    penalty[-1, -1] = 0.0
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ weights, -40, 40)))
+        hessian = design.T @ (design * (p * (1 - p))[:, None]) + penalty
+        step = np.linalg.solve(hessian, design.T @ (p - labels) + penalty @ weights)
+        weights -= step
+        if float(np.abs(step).max()) < 1e-9:
+            break
+    return weights
+
+
+PROBE_L2 = 0.1  # chosen by 5-fold cross-validation on the development set (0.01 .. 10)
+COMBINER_L2 = 1.0
+
+
+def fit(texts: Sequence[str], kinds: Sequence[Kind], vectors: np.ndarray, labels: np.ndarray, embedder: str,
+        *, folds: int = 5, seed: int = 0) -> SalienceModel:
+    """Fit the probe on all rows, and the combiner on out-of-fold probe logits (so the combiner learns how far
+    to trust the probe on text it was not fitted on, not on text it has memorised)."""
+    x = np.stack([signal_vector(t, k) for t, k in zip(texts, kinds, strict=True)])
+    fold = np.random.default_rng(seed).permutation(len(labels)) % folds
+    held_logit = np.zeros(len(labels))
+    for f in range(folds):
+        w = logistic(vectors[fold != f], labels[fold != f], PROBE_L2)
+        held_logit[fold == f] = vectors[fold == f] @ w[:-1] + w[-1]
+    probe = logistic(vectors, labels, PROBE_L2)
+    with_probe = logistic(np.hstack([held_logit[:, None], x]), labels, COMBINER_L2)
+    signals_only = logistic(x, labels, COMBINER_L2)
+    return SalienceModel(embedder, probe[:-1], float(probe[-1]), with_probe, signals_only)

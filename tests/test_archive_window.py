@@ -40,7 +40,7 @@ def test_the_archive_reason_is_recorded(mem: Memory) -> None:
     (event,) = [e for e in mem.history(episode.id) if e.type == "tier"]
     assert event.data["to"] == "cold"
     assert "kept in the cold archive until 365 days without use" in event.reason
-    assert mem.search("hiking Mount Tam", user_id="u", at=day(100)) == []  # not live
+    assert mem.search("hiking Mount Tam", user_id="u", at=day(100), include_cold=False) == []  # not live
     hits = mem.search("hiking Mount Tam", user_id="u", at=day(100), include_cold=True)
     assert [h.record.id for h in hits] == [episode.id]  # and the recall brings it back
     assert mem.get(episode.id).tier is Tier.WARM

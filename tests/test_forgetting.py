@@ -92,11 +92,14 @@ def test_cold_records_live_in_the_archive_and_come_back(mem: Memory, tmp_path: P
     assert tier(mem, record.id) is Tier.COLD
     assert list((tmp_path / "archive").rglob("*.parquet"))
     assert mem.stats()["by_tier"]["cold"] == 1
-    assert mem.search("build farm Leeds", user_id="u", at=day(12)) == []
-    (hit,) = mem.search("build farm Leeds", user_id="u", at=day(12), include_cold=True)
+    assert mem.search("build farm Leeds", user_id="u", at=day(12), include_cold=False) == []
+    (hit,) = mem.search("build farm Leeds", user_id="u", at=day(12))  # deep recall: the archive answers the cue
     assert hit.record.id == record.id and hit.record.tier is Tier.WARM
     assert tier(mem, record.id) is Tier.WARM
+    assert list((tmp_path / "archive").rglob("*.parquet"))  # a recall leaves the file for compaction
+    mem.sweep(at=day(13))
     assert not list((tmp_path / "archive").rglob("*.parquet"))  # its file held only it, and is gone
+    assert mem.store.intents() == []
     assert [h.record.id for h in mem.search("build farm Leeds", user_id="u", at=day(13))] == [record.id]
 
 
@@ -117,17 +120,17 @@ def test_purge_erases_everywhere(mem: Memory, ebbing_home: Path, tmp_path: Path)
                      at=T0).records[0]
     other = mem.add(f"Another note that mentions {token} too", user_id="u", kind="episode", at=T0).records[0]
     mem.search(token, user_id="u", at=day(1))
-    mem.sweep(at=day(12))  # one in the archive ...
-    mem.restore(other.id, at=day(12))
-    mem.forget(other.id, at=day(12))  # ... and one in the trash
+    mem.sweep(at=day(40))  # one in the archive ...
+    mem.restore(other.id, at=day(40))
+    mem.forget(other.id, at=day(40))  # ... and one in the trash
     assert tier(mem, record.id) is Tier.COLD and tier(mem, other.id) is Tier.TRASH
 
     def holders() -> list[Path]:
         return [p for p in tmp_path.rglob("*") if p.is_file() and token.encode() in p.read_bytes()]
 
     assert holders(), "the text was never on disk; this test would prove nothing"
-    mem.purge(record.id, at=day(13))
-    mem.purge(other.id, at=day(13))
+    mem.purge(record.id, at=day(41))
+    mem.purge(other.id, at=day(41))
     with pytest.raises(NotFound):
         mem.get(record.id)
     with pytest.raises(NotFound):

@@ -181,7 +181,7 @@ class Client:
 
     def search(self, query: str, user_id: str | None = None, agent_id: str | None = None,
                session_id: str | None = None, limit: int = 10, filters: dict[str, Any] | None = None,
-               at: Instant = None, *, include_cold: bool = False) -> list[Hit]:
+               at: Instant = None, *, include_cold: bool | None = None) -> list[Hit]:
         body = {"query": query, "user_id": user_id, "agent_id": agent_id, "session_id": session_id, "limit": limit,
                 "filters": filters, "at": _at(at), "include_cold": include_cold}
         return [Hit(record_from(h["record"]), h["score"]) for h in self._call("POST", "/v1/search", json=body)["hits"]]

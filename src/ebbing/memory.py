@@ -51,9 +51,9 @@ from ebbing.model import (
 from ebbing.recall import succession
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
 from ebbing.recall.blas import one_thread
-from ebbing.recall.cold import ColdFiles
+from ebbing.recall.cold import ColdFiles, ColdIndex
 from ebbing.recall.context import Context, ContextConfig, asks_about_decisions, build_context, render_line
-from ebbing.recall.search import Background, SearchConfig, is_cjk, score_candidates
+from ebbing.recall.search import Background, Scored, SearchConfig, is_cjk, score_candidates
 from ebbing.recall.terms import query_terms, terms
 from ebbing.recall.tokens import TokenCounter, XlmrTokens
 from ebbing.retention.base import RecordBatch, retention_row
@@ -184,9 +184,11 @@ class Memory:
         self.summariser = summariser or (LLMSummariser(llm) if llm else ExtractiveSummariser())
         self.ingest = Ingest(self.store, lambda texts: self.embedder.embed(texts), self._background_vectors,
                              ingest or IngestConfig(), box=self.secret_box, actor=actor,
-                             classifier=LLMClassifier(llm) if llm else None, extractor=LLMFacts(llm) if llm else None)
+                             classifier=LLMClassifier(llm) if llm else None, extractor=LLMFacts(llm) if llm else None,
+                             embedder=f"{embedder.name}:{embedder.dimensions}")
         self._background: Background | None = None
         self._cold_files = ColdFiles(lambda file: [record for record, _ in self.archive.read(file)], terms)
+        self._cold_index = ColdIndex(self._cold_files)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
         space = f"{embedder.name}:{embedder.dimensions}"
         stored = self.store.get_meta("embedder")
@@ -404,28 +406,34 @@ class Memory:
         filters: dict[str, Any] | None = None,
         at: Instant = None,
         *,
-        include_cold: bool = False,
+        include_cold: bool | None = None,
         query_vector: np.ndarray | None = None,
         count_use: bool = True,
     ) -> list[Hit]:
         """The memories of this scope most relevant to `query`, best first; maybe fewer than `limit`.
 
-        Scores are relevance weighted by retention, so a fading memory ranks below an equally relevant
-        fresh one. Returning a record counts as a use of it (at most once a day per record) and lifts it
-        to the tier its retention then earns. `include_cold` also searches the archive (slower); a cold
-        record found that way comes back warm. `count_use=False` only looks (an inspector, an audit): nothing
-        is counted, lifted or changed.
+        Scores are relevance weighted by retention, so of two equally relevant memories the fresher ranks
+        first; retention never buries the one that answers the question. Returning a record counts as a use of
+        it (at most once a day per record) and lifts it to the tier its retention then earns.
+
+        Deep recall: by default (`include_cold=None`) the archive is searched too when the live hits are not
+        all clearly relevant (`SearchConfig.deep_recall_relevance`), and an archived record found by the cue
+        competes on relevance and comes back warm, as a faded memory does when something recalls it.
+        `include_cold=True` always searches the archive, `False` never does (live tiers only). `count_use=False`
+        only looks (an inspector, an audit): nothing is counted, lifted or changed.
         """
         query = validate.text(query, "query")
         limit = validate.limit(limit)
         now = to_epoch(at)
         scope = Scope(self.tenant, validate.name(user_id, "user_id"), validate.name(agent_id, "agent_id"),
                       validate.name(session_id, "session_id"))
+        if include_cold is not None:
+            include_cold = validate.flag(include_cold, "include_cold")
         hits = self._rank(query, scope, limit, filters, now, include_cold=include_cold, query_vector=query_vector)
         return self._use(hits, now) if validate.flag(count_use, "count_use") else hits
 
     def _rank(self, query: str, scope: Scope, limit: int, filters: dict[str, Any] | None, now: float, *,
-              include_cold: bool = False, query_vector: np.ndarray | None = None,
+              include_cold: bool | None = None, query_vector: np.ndarray | None = None,
               goal: str | None = None) -> list[Hit]:
         """Candidates from both indexes (and the archive), scored and ranked; nothing is counted as used."""
         words = query_terms(query)
@@ -437,24 +445,37 @@ class Memory:
         keys.update(dict.fromkeys(keyword.result()))
         found = self.store.candidates(list(keys))
         cold: dict[int, MemoryRecord] = {}
-        if include_cold:
-            for record, seq, words, row in self._cold_candidates(scope, filters):
+        history = asks_about_history(query)
+        floor = self.search_config.relevance_floor
+        # Candidates under the floor are scored only when succession may pull one up from there.
+        scoring = dataclasses.replace(self.search_config, relevance_floor=0.0) \
+            if self.succession.min_pull_z != float("inf") and not history else self.search_config
+
+        def score(found: list[Candidate]) -> list[Scored]:
+            weights = self._retention_weights(found, now)
+            if not history:  # the current value first; a question about the past sees all
+                weights = {c.key: weights[c.key] * STALE_WEIGHT if c.stale else weights[c.key] for c in found}
+            if goal:  # seed 004 §3.4: what serves the current task ranks higher
+                weights = {key: weight * value for (key, weight), value in
+                           zip(weights.items(), self._goal_weights(found, goal), strict=True)}
+            with one_thread():  # small products: BLAS threads would only spin (ebbing.recall.blas)
+                return score_candidates(found, query, query_vector, words, self._background_vectors(), scoring,
+                                        retention=weights.__getitem__)
+
+        every = score(found)
+        if include_cold or (include_cold is None and self._live_is_weak(every, limit)):
+            # The archive's nominees are scored among themselves (keyword rarity within them, as the live
+            # ones are within theirs) and then compete with the live hits on one relevance scale.
+            archived = []
+            for record, seq, record_words, row in self._cold_candidates(scope, filters, query_vector, words, wanted):
                 cold[seq] = record
                 assert record.embedding is not None
-                found.append(Candidate(seq, record.text, words, record.embedding, row))
-        weights = self._retention_weights(found, now)
-        if not asks_about_history(query):  # the current value first; a question about the past sees all
-            weights = {c.key: weights[c.key] * STALE_WEIGHT if c.stale else weights[c.key] for c in found}
-        if goal:  # seed 004 §3.4: what serves the current task ranks higher
-            weights = {key: weight * value for (key, weight), value in
-                       zip(weights.items(), self._goal_weights(found, goal), strict=True)}
-        history = asks_about_history(query)
-        with one_thread():  # small products: BLAS threads would only spin (ebbing.recall.blas)
-            every = score_candidates(found, query, query_vector, words, self._background_vectors(),
-                                     dataclasses.replace(self.search_config, relevance_floor=0.0),
-                                     retention=weights.__getitem__)
-            floor = self.search_config.relevance_floor
-            scored = [s for s in every if s.parts["relevance"] >= floor]
+                archived.append(Candidate(seq, record.text, record_words, record.embedding, row))
+            if archived:
+                found += archived
+                every = sorted(every + score(archived), key=lambda s: (-s.score, -s.parts["cosine"], s.key))
+        scored = [s for s in every if s.parts["relevance"] >= floor]
+        with one_thread():
             if not history:  # the newer of two competing answers first (ebbing.recall.succession)
                 scored = succession.order(scored, {c.key: c for c in found}, query, self._background_vectors(),
                                           self.succession, below=[s for s in every if s.parts["relevance"] < floor])
@@ -756,7 +777,7 @@ class Memory:
                              user_id=validate.name(user_id, "user_id"), spread=validate.flag(spread, "spread"),
                              batch_size=validate.limit(batch_size, "batch_size", maximum=1_000_000))
         if report.purged and not report.dry_run:
-            self._cold_files.clear()  # erased means erased: no copy of a purged text stays in memory
+            self._cold_index.clear()  # erased means erased: no copy of a purged text stays in memory
         return report
 
     def forget(self, memory_id: str, at: Instant = None, reason: str = "") -> MemoryRecord:
@@ -770,7 +791,7 @@ class Memory:
     def purge(self, memory_id: str, at: Instant = None) -> None:
         """Erase a record for good: store, indexes, archive and trash. Its audit events keep no text."""
         self.lifecycle.purge([_id(memory_id)], to_epoch(at), "purged on request")
-        self._cold_files.clear()
+        self._cold_index.clear()
 
     def purge_user(self, user_id: str, at: Instant = None) -> int:
         """Erase every record of a user (right to erasure); returns how many. Held records block it."""
@@ -779,7 +800,7 @@ class Memory:
         ids = live + cold
         if ids:
             self.lifecycle.purge(ids, to_epoch(at), f"erasure of user {user_id}")
-            self._cold_files.clear()
+            self._cold_index.clear()
         return len(ids)
 
     def hold(self, memory_id: str, at: Instant = None) -> MemoryRecord:
@@ -795,11 +816,13 @@ class Memory:
         now = to_epoch(at)
         record = self.get(memory_id)
         out = explain(record, self.composite, self.retention, now)
-        # what the write path judged about it: the neighbours it was compared with, merges, supersessions
+        # what the write path judged about it: its salience, the neighbours it was compared with, merges,
+        # supersessions
+        history = self.store.history(self.tenant, record.id)
         out["judgements"] = [{"event": e.type, "at": e.at.isoformat(), **{k: e.data[k] for k in ("judged", "judgement",
                              "superseded_by") if k in e.data}}
-                             for e in self.store.history(self.tenant, record.id)
-                             if "judged" in e.data or "judgement" in e.data]
+                             for e in history if "judged" in e.data or "judgement" in e.data]
+        out["salience"] = next((e.data.get("salience") for e in history if e.type == "add"), None)
         return out
 
     def forgotten(self, since: Instant = None, until: Instant = None) -> list[dict[str, Any]]:
@@ -873,22 +896,27 @@ class Memory:
         w = self.search_config.retention_weight
         return {c.key: (1.0 - w) + w * float(score) for c, score in zip(found, scores, strict=True)}
 
-    def _cold_candidates(self, scope: Scope, filters: dict[str, Any] | None
-                         ) -> list[tuple[MemoryRecord, int, list[str], tuple[Any, ...]]]:
-        """Every archived record of the scope, with its keyword terms; files are parsed once (`ColdFiles`)."""
-        out = []
-        files = self.store.cold_files(self.tenant, scope.user_id)
-        located = self.store.cold(self.tenant, [i for ids in files.values() for i in ids])
-        for file, ids in files.items():
-            for record, seq, words, row in self._cold_files.records(file, located, ids):
-                if scope.agent_id is not None and record.agent_id != scope.agent_id:
-                    continue
-                if scope.session_id is not None and record.session_id != scope.session_id:
-                    continue
-                if filters and not matches(record, filters):
-                    continue
-                out.append((record, seq, words, row))
-        return out
+    def _live_is_weak(self, scored: list[Scored], limit: int) -> bool:
+        """Deep recall's trigger: fewer than `limit` live hits reach `SearchConfig.deep_recall_relevance`."""
+        strong = self.search_config.deep_recall_relevance
+        return sum(1 for s in scored if s.parts["relevance"] >= strong) < limit
+
+    def _cold_candidates(self, scope: Scope, filters: dict[str, Any] | None, vector: np.ndarray, words: list[str],
+                         wanted: int) -> list[tuple[MemoryRecord, int, list[str], tuple[Any, ...]]]:
+        """The scope's archived records nearest the query or sharing its terms (`ColdIndex`), with their terms."""
+        version = self.store.cold_version(self.tenant, scope.user_id)
+        if version[0] == 0:
+            return []
+
+        def keep(record: MemoryRecord) -> bool:
+            return ((scope.agent_id is None or record.agent_id == scope.agent_id)
+                    and (scope.session_id is None or record.session_id == scope.session_id)
+                    and (not filters or matches(record, filters)))
+
+        narrowed = scope.agent_id is not None or scope.session_id is not None or bool(filters)
+        return self._cold_index.nominate(
+            (self.tenant, scope.user_id), version, lambda: self.store.cold_files(self.tenant, scope.user_id),
+            lambda ids: self.store.cold(self.tenant, ids), vector, words, wanted, keep if narrowed else None)
 
     def _touched(self, hit: Hit, now: float) -> Hit:
         record = dataclasses.replace(hit.record, access_count=hit.record.access_count + 1,

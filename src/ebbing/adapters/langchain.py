@@ -65,7 +65,7 @@ class EbbingRetriever(BaseRetriever):
     user_id: str | None = None
     k: int = 5
     filters: dict[str, Any] | None = None
-    include_cold: bool = False
+    include_cold: bool | None = None
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         hits = self.memory.search(query, user_id=self.user_id, limit=self.k, filters=self.filters,

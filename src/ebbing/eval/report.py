@@ -14,7 +14,8 @@ from ebbing.eval.runner import BUDGETS, FATES, POOL, SYSTEMS, TOP_K, Outcome, Ru
 METRICS = tuple(f"recall@{k}" for k in TOP_K) + tuple(f"recall@{b}tok" for b in BUDGETS)
 AGE_BUCKETS = ((0.0, 30.0, "<30 days"), (30.0, 90.0, "30-90 days"), (90.0, 180.0, "90-180 days"),
                (180.0, float("inf"), ">=180 days"))
-LABELS = {"ebbing": "Ebbing (live only)", "ebbing_cold": "Ebbing + cold fallback", "full_bm25": "full history, BM25",
+LABELS = {"ebbing": "Ebbing (default: deep recall)", "ebbing_live": "Ebbing (live only)",
+          "ebbing_cold": "Ebbing (archive always searched)", "full_bm25": "full history, BM25",
           "full_vector": "full history, vector", "fifo": "FIFO (same live size)",
           "ebbing_no_forgetting": "Ebbing, no forgetting"}
 
@@ -89,6 +90,8 @@ def summary(run: Run, *, data: str, date: str, commit: str | None, changed: list
             "left_out_without_evidence": sum(c.without_evidence for c in run.conversations),
             "unresolved_evidence_ids": sum(c.unresolved_evidence for c in run.conversations),
             "evidence_fate": fates,
+            "evidence_trashed_or_purged": (round((fates.get("trash", 0) + fates.get("purged", 0))
+                                                 / sum(fates.values()), 4) if sum(fates.values()) else None),
             "top_k": list(TOP_K),
             "budgets_tokens": list(BUDGETS),
             "budget_pool": POOL,
@@ -172,12 +175,14 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
     run = result["run"]
     figure, axes = plt.subplots(1, 2, figsize=(11.0, 4.8), dpi=120, sharey=True)
-    colours = {"ebbing": "#d62728", "ebbing_cold": "#1f77b4", "full_bm25": "#2ca02c", "full_vector": "#9467bd",
+    colours = {"ebbing": "#d62728", "ebbing_live": "#8c564b",
+               "ebbing_cold": "#1f77b4", "full_bm25": "#2ca02c", "full_vector": "#9467bd",
                "fifo": "#7f7f7f", "ebbing_no_forgetting": "#ff7f0e"}
-    markers = {"ebbing": "o", "ebbing_cold": "s", "full_bm25": "^", "full_vector": "v", "fifo": "X",
+    markers = {"ebbing": "o", "ebbing_live": "P", "ebbing_cold": "s", "full_bm25": "^", "full_vector": "v", "fifo": "X",
                "ebbing_no_forgetting": "D"}
     # Systems of the same store size sit on top of each other: each value is written beside its point.
-    offsets = {"ebbing": (8, -14), "ebbing_cold": (8, 6), "fifo": (-34, 6), "full_bm25": (-40, 6),
+    offsets = {"ebbing": (8, -14), "ebbing_live": (8, -4),
+               "ebbing_cold": (8, 6), "fifo": (-34, 6), "full_bm25": (-40, 6),
                "full_vector": (-40, -12), "ebbing_no_forgetting": (-46, -4)}
     for axis, metric in zip(axes, ("recall@10", "recall@2000tok"), strict=True):
         for name, s in result["systems"].items():

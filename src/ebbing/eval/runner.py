@@ -37,7 +37,7 @@ from ebbing.recall.blas import blas_threads
 from ebbing.recall.tokens import TokenCounter, XlmrTokens
 
 FATES = ("hot", "warm", "cold", "trash", "purged")
-SYSTEMS = ("ebbing", "ebbing_cold", "full_bm25", "full_vector", "fifo", "ebbing_no_forgetting")
+SYSTEMS = ("ebbing", "ebbing_live", "ebbing_cold", "full_bm25", "full_vector", "fifo", "ebbing_no_forgetting")
 TOP_K = (5, 10)
 BUDGETS = (1000, 2000)
 POOL = 50  # hits asked for per question: a 2,000-token context holds ~44 dated turns
@@ -234,7 +234,8 @@ def _conversation(conversation: Conversation, cache: CachingEmbedder, folder: Pa
     build_fifo(conversation, size, cache, fifo)
     bm25, vector = FullBm25(conversation, tokens), FullVector(conversation, cache, tokens)
 
-    def stores(name: str, database: Path, merged: Mapping[str, Iterable[str]], cold: bool = False) -> MemorySystem:
+    def stores(name: str, database: Path, merged: Mapping[str, Iterable[str]], cold: bool | None = None
+               ) -> MemorySystem:
         # One copy is only ranked (never changed), the other searched as an agent would (uses counted).
         frozen, live = (Memory(clone(database, f"{name}-{role}"), embedder=cache, actor="eval")
                         for role in ("frozen", "live"))
@@ -242,13 +243,15 @@ def _conversation(conversation: Conversation, cache: CachingEmbedder, folder: Pa
 
     systems: dict[str, System] = {
         "ebbing": stores("ebbing", main.database, main.merged),
+        "ebbing_live": stores("ebbing_live", main.database, main.merged, cold=False),
         "ebbing_cold": stores("ebbing_cold", main.database, main.merged, cold=True),
         "full_bm25": bm25,
         "full_vector": vector,
-        "fifo": stores("fifo", fifo, {}),
+        "fifo": stores("fifo", fifo, {}, cold=False),
         "ebbing_no_forgetting": stores("ebbing_no_forgetting", plain.database, plain.merged),
     }
-    live = {"ebbing": main.stats.live, "ebbing_cold": main.stats.live, "full_bm25": turns, "full_vector": turns,
+    live = {"ebbing": main.stats.live, "ebbing_live": main.stats.live,
+            "ebbing_cold": main.stats.live, "full_bm25": turns, "full_vector": turns,
             "fifo": size, "ebbing_no_forgetting": plain.stats.live}
     when = {t.dia_id: t.at for t in conversation.turns}
     progress.label = f"{conversation.sample_id}: questions"

@@ -1,7 +1,8 @@
 """The memory systems compared on LoCoMo, each behind one `search(query, vector, limit)`.
 
-- `ebbing`, `ebbing_cold`, `ebbing_no_forgetting`: a `Memory` the conversation was replayed into turn by
-  turn (`Replay`), searched live-only, with the cold archive, or replayed without sweeps;
+- `ebbing`, `ebbing_live`, `ebbing_cold`, `ebbing_no_forgetting`: a `Memory` the conversation was replayed into
+  turn by turn (`Replay`), searched as `search()` does by default (deep recall), live tiers only, with the archive
+  always, or replayed without sweeps;
 - `fifo`: the newest N turns in a `Memory` (the same hybrid search), N = the live records Ebbing ends with;
 - `full_vector`: every turn, exact cosine over the same embedder's vectors (numpy), no forgetting;
 - `full_bm25`: every turn, SQLite FTS5's `bm25()` over the same keyword terms the store indexes.
@@ -312,7 +313,7 @@ class MemorySystem:
     """
 
     def __init__(self, name: str, frozen: Memory, live: Memory, user: str, at: datetime, tokens: TokenCounter, *,
-                 include_cold: bool = False, merged: Mapping[str, Iterable[str]] | None = None) -> None:
+                 include_cold: bool | None = None, merged: Mapping[str, Iterable[str]] | None = None) -> None:
         self.name = name
         self.frozen = frozen
         self.live = live

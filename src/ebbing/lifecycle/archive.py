@@ -104,6 +104,19 @@ class Archive:
         self._durably(replacement, kept)
         return int(kept.num_rows)
 
+    def rewrite_only(self, relative: Path, ids: Iterable[str], replacement: Path) -> int:
+        """Write `replacement` holding only the rows of `relative` with these `ids`; return how many it kept
+        (0: the file is missing or holds none of them, and no replacement was written)."""
+        path = self.root / relative
+        if not path.exists():
+            return 0
+        table = pq.read_table(path)
+        kept = table.filter(pc.is_in(table["id"], value_set=pa.array(list(ids), type=pa.string())))
+        if kept.num_rows == 0:
+            return 0
+        self._durably(replacement, kept)
+        return int(kept.num_rows)
+
     def remove(self, relative: Path) -> None:
         path = self.root / relative
         path.with_suffix(".tmp").unlink(missing_ok=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ebbing.errors import Conflict, NotFound
 from ebbing.lifecycle.archive import Archive
-from ebbing.lifecycle.sweep import RANK, out_of_archive
+from ebbing.lifecycle.sweep import RANK, compact, out_of_archive
 from ebbing.model import Event, MemoryRecord, Tier, when
 from ebbing.recall.terms import terms
 from ebbing.retention.base import RecordBatch
@@ -100,6 +100,7 @@ class Lifecycle:
                 out_of_archive(self.store, self.archive, self.tenant, cold, Tier.TRASH, at, [], None)
             self.store.purge(self.tenant, chunk, [Event(i, "purge", when(at), self.actor, reason,
                                                         {"from": found[i][0].value}) for i in chunk])
+        compact(self.store, self.archive, at)  # a recalled record's old copy may linger in a stale file
         self.store.scrub()
         return list(ids)
 
@@ -117,27 +118,30 @@ class Lifecycle:
         return self.require(memory_id)
 
     def lift(self, records: Sequence[MemoryRecord], at: float) -> dict[str, Tier]:
-        """After a counted use: a record whose retention now earns a higher tier moves up to it."""
+        """After a counted use: a record whose retention now earns a higher tier moves up to it. Archived ones
+        come back warm together, their files left for compaction (`out_of_archive(rewrite=False)`)."""
         if not records:
             return {}
         batch = RecordBatch.from_records(records)
         targets = self.composite.placement(batch, at)
         lifted = {}
+        revived = []
         for record, code in zip(records, targets, strict=True):
             target = TIER_OF_CODE[int(code)]
             if record.tier is Tier.COLD:
                 target = Tier.WARM  # a recalled cold record comes back warm; further recalls lift it on
+                revived.append(Event(record.id, "tier", when(at), self.actor, "recalled",
+                                     {"from": "cold", "to": "warm", "policy": "recall"}))
             elif target is Tier.TRASH or RANK[target] >= RANK[record.tier]:
                 continue
-            if record.tier is Tier.COLD:
-                event = Event(record.id, "tier", when(at), self.actor, "recalled",
-                              {"from": "cold", "to": "warm", "policy": "recall"})
-                out_of_archive(self.store, self.archive, self.tenant, [record.id], target, at, [event], _terms)
             else:
                 event = Event(record.id, "tier", when(at), self.actor, "recalled",
                               {"from": record.tier.value, "to": target.value, "policy": "recall"})
                 self.store.promote(self.tenant, record.id, target, None, [event])
             lifted[record.id] = target
+        if revived:
+            out_of_archive(self.store, self.archive, self.tenant, [e.memory_id for e in revived], Tier.WARM, at,
+                           revived, _terms, rewrite=False)
         return lifted
 
     def _seq(self, memory_id: str) -> int:

@@ -9,6 +9,7 @@ finished) by `recover` from that note.
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -93,12 +94,15 @@ class Sweeper:
         self.composite = Composite(config)
         self.tenant, self.actor = tenant, actor
 
-    def recover(self) -> None:
+    def recover(self, at: float) -> None:
         """Finish or undo file changes a crash interrupted: a file still 'writing' was never indexed, and
-        one 'deleting' was already replaced; either way the file goes."""
-        for file, _ in self.store.intents():
-            self.archive.remove(Path(file))
-            self.store.clear_intent(file)
+        one 'deleting' was already replaced; either way the file goes. Then compact the files that recalls
+        left stale rows in (`compact`)."""
+        for file, state in self.store.intents():
+            if state != "stale":
+                self.archive.remove(Path(file))
+                self.store.clear_intent(file)
+        compact(self.store, self.archive, at)
 
     def window(self, at: float, user_id: str | None) -> tuple[int, int, int] | bool | None:
         """The jitter slots due since the last spread sweep: (period, low, high], None for all, False for none."""
@@ -116,7 +120,7 @@ class Sweeper:
             batch_size: int = 5000) -> SweepReport:
         report = SweepReport(at=at, dry_run=dry_run)
         if not dry_run:
-            self.recover()
+            self.recover(at)
         window = self.window(at, user_id) if spread else None
         store = self.store
         in_database = isinstance(store, SweepsInDatabase)
@@ -207,9 +211,13 @@ def archive_records(store: FullStore, archive: Archive, tenant: str, seqs: list[
 
 
 def out_of_archive(store: FullStore, archive: Archive, tenant: str, ids: list[str], target: Tier, at: float,
-                   events: list[Event], terms_for: Any) -> list[MemoryRecord]:
+                   events: list[Event], terms_for: Any, *, rewrite: bool = True) -> list[MemoryRecord]:
     """Bring archived records back into the store as `target` (warm, or trash), rewriting each file they
-    leave. `terms_for(record)` gives keyword terms for live targets. Returns the records moved."""
+    leave. `terms_for(record)` gives keyword terms for live targets. Returns the records moved.
+
+    `rewrite=False` (a revival by recall, on the search path) leaves each file as it is: the rows that left
+    are out of the index, stale, and the file is marked for compaction (`compact`, at the next sweep or purge),
+    so a recall costs a read and a transaction instead of rewriting and syncing a file."""
     located = store.cold(tenant, ids)
     by_file: dict[str, list[str]] = {}
     for memory_id, (file, _, _) in located.items():
@@ -226,13 +234,47 @@ def out_of_archive(store: FullStore, archive: Archive, tenant: str, ids: list[st
             words = terms_for(record) if terms_for is not None and target is not Tier.TRASH else None
             reinstated.append((record, seq, words))
             moved.append(record)
+        member_events = [e for e in events if e.memory_id in members]
+        if not rewrite:
+            store.replace_file(tenant, str(old), None, members, reinstated, member_events, at, keep_file=True)
+            continue
         replacement = archive.new_path(tenant, old.parent.name.removeprefix("month="))
         store.intent(str(replacement), "writing")
         kept = archive.rewrite_without(old, members, replacement)
         if kept == 0:
             store.clear_intent(str(replacement))
         store.replace_file(tenant, str(old), str(replacement) if kept else None, members, reinstated,
-                           [e for e in events if e.memory_id in members], at)
+                           member_events, at)
         archive.remove(old)
         store.clear_intent(str(old))
     return moved
+
+
+def compact(store: FullStore, archive: Archive, at: float) -> int:
+    """Rewrite every archive file marked stale (rows revived out of it) to hold only the rows the index still
+    points at, or remove it when none are left; returns how many files were compacted. Safe to kill: the
+    replacement is noted 'writing' before it exists, and the stale file stays marked until it is replaced."""
+    done = 0
+    for file, state in store.intents():
+        if state != "stale":
+            continue
+        old = Path(file)
+        indexed = store.indexed_in(file)
+        if not indexed:
+            store.replace_file("", file, None, [], [], [], at)  # marks it 'deleting'
+        else:
+            tenant = indexed[0][0]
+            replacement = old.parent / f"part-{uuid.uuid4().hex}.parquet"
+            store.intent(str(replacement), "writing")
+            written = [memory_id for _, memory_id in indexed]
+            if archive.rewrite_only(old, written, replacement) == 0:
+                store.clear_intent(str(replacement))  # the file was gone: nothing to point at
+                store.replace_file(tenant, file, None, [], [], [], at)
+            else:
+                store.replace_file(tenant, file, str(replacement), [], [], [], at)
+                if len(store.indexed_in(str(replacement))) < len(written):  # a recall took a row meanwhile
+                    store.intent(str(replacement), "stale")
+        archive.remove(old)
+        store.clear_intent(file)
+        done += 1
+    return done

@@ -1,4 +1,4 @@
-"""Cold-tier fallback without rereading the archive: parsed archive files kept in memory.
+"""Deep recall without rereading the archive: parsed archive files, and per user an index over them, in memory.
 
 An archive file never changes once written (a change writes a new file under a new name and removes the
 old one), so a file's parsed records and their keyword terms can be kept by name for as long as the file
@@ -15,8 +15,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ebbing.model import MemoryRecord
 from ebbing.retention.base import retention_row
+from ebbing.store.vectors import ScopeVectors
 
 # id -> (record as archived, its keyword terms, its retention row): what ranking needs, computed once
 Parsed = dict[str, tuple[MemoryRecord, list[str], tuple[Any, ...]]]
@@ -33,7 +36,7 @@ class ColdFiles:
                 ids: list[str]) -> list[tuple[MemoryRecord, int, list[str], tuple[Any, ...]]]:
         """(record, seq, terms, retention row) of `ids` in `file`, with the flags the store's archive index has
         now. The records are shared with the cache: callers copy one before handing it out."""
-        parsed = self._parsed(file)
+        parsed = self.parsed(file)
         out = []
         for memory_id in ids:
             if memory_id not in parsed or memory_id not in located:
@@ -52,7 +55,7 @@ class ColdFiles:
         self._files.clear()
         self._size = 0
 
-    def _parsed(self, file: str) -> Parsed:
+    def parsed(self, file: str) -> Parsed:
         if file in self._files:
             self._files.move_to_end(file)
             return self._files[file]
@@ -64,3 +67,108 @@ class ColdFiles:
             _, dropped = self._files.popitem(last=False)
             self._size -= len(dropped)
         return parsed
+
+
+Located = tuple[MemoryRecord, int, list[str], tuple[Any, ...]]  # record, seq, keyword terms, retention row
+
+
+@dataclasses.dataclass
+class _UserArchive:
+    """One user's archived records as rows: where each lives, its vector (int8, `ScopeVectors`) and which rows
+    hold each keyword term."""
+
+    version: tuple[int, int]
+    ids: list[str]
+    files: list[str]
+    vectors: ScopeVectors
+    postings: dict[str, np.ndarray]
+
+
+class ColdIndex:
+    """What a search of the archive needs, kept in memory per user, so a deep recall costs a vector scan and a
+    few dictionary look-ups rather than a read of the Parquet files.
+
+    The archive changes only by whole files (a sweep archives a batch, a purge or restore rewrites a file), and
+    every change alters the store's (count, sum of seq) of the user's archived records, the `version`: a
+    search that finds another version rebuilds this user's index from the parsed files (`ColdFiles`, which
+    parses only files it has not seen). Nominating works like the live indexes: the `wanted` nearest vectors and
+    the `wanted` rows sharing the rarest query terms; the caller scores them with everything else.
+    """
+
+    def __init__(self, files: ColdFiles) -> None:
+        self.files = files
+        self._users: dict[tuple[str, str | None], _UserArchive] = {}
+
+    def clear(self) -> None:
+        """Forget every index and parsed file (after a purge: no copy of an erased text stays in memory)."""
+        self._users.clear()
+        self.files.clear()
+
+    def nominate(self, user: tuple[str, str | None], version: tuple[int, int],
+                 listing: Callable[[], Mapping[str, list[str]]],
+                 locate: Callable[[list[str]], Mapping[str, tuple[str, int, dict[str, Any]]]],
+                 vector: np.ndarray, words: list[str], wanted: int,
+                 keep: Callable[[MemoryRecord], bool] | None = None) -> list[Located]:
+        """Archived records of `user` near `vector` or sharing `words`, at most 2 x `wanted`, with the flags the
+        store holds now; `keep` (agent, session, metadata filters) narrows the rows before nominating."""
+        archive = self._users.get(user)
+        if archive is None or archive.version != version:
+            archive = self._users[user] = self._build(version, listing(), locate)
+        if not archive.ids:
+            return []
+        allowed = None
+        if keep is not None:
+            allowed = np.array([i for i, (file, memory_id) in enumerate(zip(archive.files, archive.ids, strict=True))
+                                if (parsed := self.files.parsed(file).get(memory_id)) and keep(parsed[0])],
+                               dtype=np.int64)
+        rows = dict.fromkeys(archive.vectors.nearest(vector, wanted, allowed))
+        rows.update(dict.fromkeys(self._keyword_rows(archive, words, wanted, allowed)))
+        chosen = [archive.ids[r] for r in rows]
+        located = locate(chosen)
+        by_file: dict[str, list[str]] = {}
+        for r in rows:
+            by_file.setdefault(archive.files[r], []).append(archive.ids[r])
+        out = [found for file, ids in by_file.items() for found in self.files.records(file, located, ids)]
+        order = {memory_id: i for i, memory_id in enumerate(chosen)}
+        return sorted(out, key=lambda found: order[found[0].id])
+
+    def _build(self, version: tuple[int, int], listing: Mapping[str, list[str]],
+               locate: Callable[[list[str]], Mapping[str, tuple[str, int, dict[str, Any]]]]) -> _UserArchive:
+        ids: list[str] = []
+        files: list[str] = []
+        vectors: list[np.ndarray] = []
+        postings: dict[str, list[int]] = {}
+        for file, wanted in listing.items():
+            parsed = self.files.parsed(file)
+            for memory_id in wanted:
+                if memory_id not in parsed or parsed[memory_id][0].embedding is None:
+                    continue
+                record, words, _ = parsed[memory_id]
+                for word in set(words):
+                    postings.setdefault(word, []).append(len(ids))
+                ids.append(memory_id)
+                files.append(file)
+                vectors.append(np.asarray(record.embedding, dtype=np.float32))
+        scoped = ScopeVectors()
+        if ids:
+            scoped.append(np.arange(len(ids), dtype=np.int64), np.stack(vectors))
+        return _UserArchive(version, ids, files, scoped,
+                            {word: np.array(rows, dtype=np.int64) for word, rows in postings.items()})
+
+    @staticmethod
+    def _keyword_rows(archive: _UserArchive, words: list[str], wanted: int, allowed: np.ndarray | None) -> list[int]:
+        """Rows holding the query's terms, the rarer a term the more it counts (idf); no term, no row."""
+        size = len(archive.ids)
+        scores = np.zeros(size)
+        for word in set(words):
+            rows = archive.postings.get(word)
+            if rows is not None:
+                scores[rows] += np.log1p(size / len(rows))
+        if allowed is not None:
+            mask = np.zeros(size, dtype=bool)
+            mask[allowed] = True
+            scores[~mask] = 0.0
+        hits = np.flatnonzero(scores > 0)
+        if len(hits) > wanted:
+            hits = hits[np.argpartition(-scores[hits], wanted - 1)[:wanted]]
+        return [int(r) for r in hits[np.argsort(-scores[hits], kind="stable")]]

@@ -56,7 +56,7 @@ class SearchBody(Body):
     session_id: str | None = None
     limit: int = 10
     filters: dict[str, Any] | None = None
-    include_cold: bool = False
+    include_cold: bool | None = None
     at: At = _AT
 
 

@@ -175,11 +175,22 @@ class ArchiveIndex(Protocol):
 
     def cold_files(self, tenant: str, user_id: str | None, *, every_user: bool = False) -> dict[str, list[str]]: ...
 
+    def cold_version(self, tenant: str, user_id: str | None) -> tuple[int, int]:
+        """(count, sum of seq) of a user's archived records: changes whenever their archive does."""
+        ...
+
     def set_cold_flags(self, tenant: str, memory_id: str, flags: dict[str, Any], events: Sequence[Event]) -> None: ...
 
     def replace_file(self, tenant: str, old: str, new: str | None, leaving: Sequence[str],
                      reinstated: Sequence[tuple[MemoryRecord, int, list[str] | None]], events: Sequence[Event],
-                     at: float) -> None: ...
+                     at: float, *, keep_file: bool = False) -> None:
+        """`keep_file`: `old` stays as it is, its `leaving` rows now stale (out of the index), and it is marked
+        'stale' for the next compaction instead of 'deleting' (a revival need not rewrite a file)."""
+        ...
+
+    def indexed_in(self, file: str) -> list[tuple[str, str]]:
+        """(tenant, id) of the archive index rows that point at `file`."""
+        ...
 
 
 class FactStore(Protocol):

@@ -438,6 +438,12 @@ class PostgresStore:
         return {r[0]: (r[1], r[2], {"pinned": bool(r[3]), "held": bool(r[4]), "priority": Priority(r[5])})
                 for r in rows}
 
+    def cold_version(self, tenant: str, user_id: str | None) -> tuple[int, int]:
+        user, user_params = user_clause(user_id)
+        rows = self._rows(f"SELECT count(*), coalesce(sum(seq), 0) FROM archive_index WHERE tenant = %s AND {user}",
+                          [tenant, *user_params])
+        return int(rows[0][0]), int(rows[0][1])
+
     def cold_files(self, tenant: str, user_id: str | None, *, every_user: bool = False) -> dict[str, list[str]]:
         where, params = "tenant = %s", [tenant]
         if not every_user:
@@ -459,7 +465,7 @@ class PostgresStore:
 
     def replace_file(self, tenant: str, old: str, new: str | None, leaving: Sequence[str],
                      reinstated: Sequence[tuple[MemoryRecord, int, list[str] | None]], events: Sequence[Event],
-                     at: float) -> None:
+                     at: float, *, keep_file: bool = False) -> None:
         columns = ", ".join(("seq", *_WRITABLE, "jitter", "trashed_at", "terms", "embedding"))
         marks = ", ".join(["%s"] * (len(_WRITABLE) + 5))
         with self._write() as conn, conn.cursor() as cursor:
@@ -472,9 +478,16 @@ class PostgresStore:
                 (int(seq), *row_values(record), jitter(record.id), at if record.tier is Tier.TRASH else None,
                  list(words or []), _vector(record))
                 for record, seq, words in reinstated])
-            conn.execute("INSERT INTO archive_files VALUES (%s, 'deleting', pg_backend_pid()) ON CONFLICT (file) "
-                         "DO UPDATE SET state = 'deleting', owner = excluded.owner", (old,))
+            if keep_file:  # no owner: any process's next compaction takes it
+                conn.execute("INSERT INTO archive_files VALUES (%s, 'stale', NULL) ON CONFLICT (file) "
+                             "DO UPDATE SET state = 'stale', owner = NULL", (old,))
+            else:
+                conn.execute("INSERT INTO archive_files VALUES (%s, 'deleting', pg_backend_pid()) ON CONFLICT (file) "
+                             "DO UPDATE SET state = 'deleting', owner = excluded.owner", (old,))
             self.insert_events(conn, tenant, events)
+
+    def indexed_in(self, file: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._rows("SELECT tenant, id FROM archive_index WHERE file = %s", (file,))]
 
     def seq_of(self, tenant: str, memory_id: str) -> int | None:
         rows = self._rows("SELECT seq FROM memories WHERE tenant = %s AND id = %s", (tenant, memory_id))

@@ -483,6 +483,13 @@ class SQLiteStore:
         return {r[0]: (r[1], r[2], {"pinned": bool(r[3]), "held": bool(r[4]), "priority": Priority(r[5])})
                 for r in rows}
 
+    def cold_version(self, tenant: str, user_id: str | None) -> tuple[int, int]:
+        with self._lock:
+            count, total = self._conn.execute(
+                "SELECT count(*), coalesce(sum(seq), 0) FROM archive_index WHERE tenant = ? AND user_id IS ?",
+                (tenant, user_id)).fetchone()
+        return int(count), int(total)
+
     def cold_files(self, tenant: str, user_id: str | None, *, every_user: bool = False) -> dict[str, list[str]]:
         """Archive files holding a user's (or, with every_user, the tenant's) cold records, and their ids."""
         where, params = ("tenant = ?", [tenant]) if every_user else ("tenant = ? AND user_id IS ?", [tenant, user_id])
@@ -505,10 +512,11 @@ class SQLiteStore:
 
     def replace_file(self, tenant: str, old: str, new: str | None, leaving: Sequence[str],
                      reinstated: Sequence[tuple[MemoryRecord, int, list[str] | None]], events: Sequence[Event],
-                     at: float) -> None:
+                     at: float, *, keep_file: bool = False) -> None:
         """Swap archive file `old` for `new` (which holds its rows but `leaving`), drop `leaving` from the
         archive index, and put `reinstated` records (with their original key; terms for live tiers) back
-        into the store, all in one transaction. `old` is then marked for deletion."""
+        into the store, all in one transaction. `old` is then marked for deletion, or with `keep_file` (no
+        `new`: the file stays, its leaving rows stale) for compaction."""
         marks = ", ".join("?" * len(leaving))
         with self._write() as conn:
             self._fresh()
@@ -526,10 +534,16 @@ class SQLiteStore:
                 conn.execute("INSERT INTO vectors (seq, vector) VALUES (?, ?)", (seq, _vector_blob(record)))
                 if words is not None:
                     conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, " ".join(words)))
-            conn.execute("INSERT OR REPLACE INTO archive_files VALUES (?, 'deleting')", (old,))
+            conn.execute("INSERT OR REPLACE INTO archive_files VALUES (?, ?)",
+                         (old, "stale" if keep_file else "deleting"))
             self._insert_events(conn, tenant, events)
         for record, _, _ in reinstated:
             self._vectors.pop((tenant, record.user_id), None)
+
+    def indexed_in(self, file: str) -> list[tuple[str, str]]:
+        with self._lock:
+            return [(r[0], r[1]) for r in self._conn.execute("SELECT tenant, id FROM archive_index WHERE file = ?",
+                                                             (file,))]
 
     def seq_of(self, tenant: str, memory_id: str) -> int | None:
         with self._lock:

@@ -525,6 +525,8 @@ class Memory:
         lifted = self.lifecycle.lift(recalled, now)
         revived = [h.record.id for h in hits if h.record.tier is Tier.COLD and h.record.id in lifted]
         if revived:  # back in the store now, so their recall counts like any other
+            for user in {h.record.user_id for h in hits if h.record.id in revived}:
+                self._cold_index.left((self.tenant, user), revived, self.store.cold_version(self.tenant, user))
             counted |= self.store.record_access(self.tenant, revived, now, self.search_config.access_window,
                                                 self.actor)
             hits = [self._touched(h, now) if h.record.id in revived else h for h in hits]

@@ -141,7 +141,7 @@ class Lifecycle:
             lifted[record.id] = target
         if revived:
             out_of_archive(self.store, self.archive, self.tenant, [e.memory_id for e in revived], Tier.WARM, at,
-                           revived, _terms, rewrite=False)
+                           revived, _terms, rewrite=False, known={r.id: r for r in records if r.tier is Tier.COLD})
         return lifted
 
     def _seq(self, memory_id: str) -> int:

@@ -9,6 +9,7 @@ finished) by `recover` from that note.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections import Counter
 from contextlib import nullcontext
@@ -211,13 +212,15 @@ def archive_records(store: FullStore, archive: Archive, tenant: str, seqs: list[
 
 
 def out_of_archive(store: FullStore, archive: Archive, tenant: str, ids: list[str], target: Tier, at: float,
-                   events: list[Event], terms_for: Any, *, rewrite: bool = True) -> list[MemoryRecord]:
+                   events: list[Event], terms_for: Any, *, rewrite: bool = True,
+                   known: dict[str, MemoryRecord] | None = None) -> list[MemoryRecord]:
     """Bring archived records back into the store as `target` (warm, or trash), rewriting each file they
     leave. `terms_for(record)` gives keyword terms for live targets. Returns the records moved.
 
     `rewrite=False` (a revival by recall, on the search path) leaves each file as it is: the rows that left
     are out of the index, stale, and the file is marked for compaction (`compact`, at the next sweep or purge),
-    so a recall costs a read and a transaction instead of rewriting and syncing a file."""
+    so a recall costs a transaction instead of rewriting and syncing a file; `known` records (as archived, the
+    caller already read them) spare the read."""
     located = store.cold(tenant, ids)
     by_file: dict[str, list[str]] = {}
     for memory_id, (file, _, _) in located.items():
@@ -225,7 +228,10 @@ def out_of_archive(store: FullStore, archive: Archive, tenant: str, ids: list[st
     moved: list[MemoryRecord] = []
     for file, members in by_file.items():
         old = Path(file)
-        pairs = archive.read(old, members)
+        if not rewrite and known is not None and all(m in known for m in members):
+            pairs = [(dataclasses.replace(known[m]), located[m][1]) for m in members]
+        else:
+            pairs = archive.read(old, members)
         reinstated = []
         for record, seq in pairs:
             flags = located[record.id][2]

@@ -82,6 +82,8 @@ class _UserArchive:
     files: list[str]
     vectors: ScopeVectors
     postings: dict[str, np.ndarray]
+    seqs: np.ndarray
+    alive: np.ndarray  # False for rows a recall took out of the archive since the build
 
 
 class ColdIndex:
@@ -99,6 +101,20 @@ class ColdIndex:
         self.files = files
         self._users: dict[tuple[str, str | None], _UserArchive] = {}
 
+    def left(self, user: tuple[str, str | None], ids: list[str], version: tuple[int, int]) -> None:
+        """Records recalled out of `user`'s archive: drop their rows when that explains the store's new `version`
+        (nothing else changed meanwhile), else forget the user's index (rebuilt at the next search)."""
+        archive = self._users.get(user)
+        if archive is None:
+            return
+        rows = [i for i, memory_id in enumerate(archive.ids) if memory_id in set(ids) and archive.alive[i]]
+        expected = (archive.version[0] - len(rows), archive.version[1] - int(archive.seqs[rows].sum()))
+        if expected != version:
+            del self._users[user]
+            return
+        archive.alive[rows] = False
+        archive.version = version
+
     def clear(self) -> None:
         """Forget every index and parsed file (after a purge: no copy of an erased text stays in memory)."""
         self._users.clear()
@@ -114,13 +130,15 @@ class ColdIndex:
         archive = self._users.get(user)
         if archive is None or archive.version != version:
             archive = self._users[user] = self._build(version, listing(), locate)
+        if not archive.alive.any():
+            return []
         if not archive.ids:
             return []
-        allowed = None
+        allowed = None if archive.alive.all() else np.flatnonzero(archive.alive)
         if keep is not None:
             allowed = np.array([i for i, (file, memory_id) in enumerate(zip(archive.files, archive.ids, strict=True))
-                                if (parsed := self.files.parsed(file).get(memory_id)) and keep(parsed[0])],
-                               dtype=np.int64)
+                                if archive.alive[i] and (parsed := self.files.parsed(file).get(memory_id))
+                                and keep(parsed[0])], dtype=np.int64)
         rows = dict.fromkeys(archive.vectors.nearest(vector, wanted, allowed))
         rows.update(dict.fromkeys(self._keyword_rows(archive, words, wanted, allowed)))
         chosen = [archive.ids[r] for r in rows]
@@ -152,8 +170,11 @@ class ColdIndex:
         scoped = ScopeVectors()
         if ids:
             scoped.append(np.arange(len(ids), dtype=np.int64), np.stack(vectors))
+        located = locate(ids) if ids else {}
+        seqs = np.array([located[i][1] if i in located else 0 for i in ids], dtype=np.int64)
         return _UserArchive(version, ids, files, scoped,
-                            {word: np.array(rows, dtype=np.int64) for word, rows in postings.items()})
+                            {word: np.array(rows, dtype=np.int64) for word, rows in postings.items()}, seqs,
+                            np.ones(len(ids), dtype=bool))
 
     @staticmethod
     def _keyword_rows(archive: _UserArchive, words: list[str], wanted: int, allowed: np.ndarray | None) -> list[int]:

@@ -85,7 +85,7 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
     born_at = np.array([float(c.retention[6]) for c in found])
     # Which (older i, newer j) pairs could succeed at all, whatever the scores: most searches have none.
     possible = (born_at[None, :] - born_at[:, None] >= config.min_gap) & (
-        (pair_z >= min(config.min_pair_z, config.min_pull_z)))
+        pair_z >= min(config.min_pair_z, config.min_pull_z))
     if not possible.any():
         return head + tail
     born = {c.key: float(b) for c, b in zip(found, born_at, strict=True)}

@@ -24,10 +24,11 @@ def _one_line_error(result: Any, code: int, needle: str) -> None:
 
 
 def test_forgetting_lifecycle_end_to_end(ebbing_home: Path, tmp_path: Path) -> None:
-    note = run_json("add", "Remind me to buy milk on the way home", "--kind", "temporary", "--user", "alice",
-                    "--at", CREATED, home=ebbing_home)["records"][0]["id"]
-    fact = run_json("add", "The staging database runs PostgreSQL 16", "--kind", "fact", "--user", "alice",
-                    "--at", CREATED, home=ebbing_home)["records"][0]["id"]
+    # Kind, priority and importance given, so the judged salience (tests/test_deep_recall.py) sets none of them.
+    note = run_json("add", "Remind me to buy milk on the way home", "--kind", "temporary", "--priority", "P2",
+                    "--user", "alice", "--at", CREATED, home=ebbing_home)["records"][0]["id"]
+    fact = run_json("add", "The staging database runs PostgreSQL 16", "--kind", "fact", "--importance", "0.6",
+                    "--user", "alice", "--at", CREATED, home=ebbing_home)["records"][0]["id"]
     keeper = run_json("add", "Bob's desk is on the third floor", "--user", "bob", "--pin", "--at", CREATED,
                       home=ebbing_home)["records"][0]["id"]
 

@@ -160,7 +160,10 @@ def test_security_and_marked_fade_slower_frequently_updated_faster() -> None:
     marked = record(created=created, importance=0.95)
     unmarked = record(created=created, importance=0.89)
     assert ebbinghaus.stability(marked)[0] == pytest.approx(plain_s * CONFIG.marked_factor)
-    assert ebbinghaus.stability(unmarked)[0] == pytest.approx(plain_s)
+    # Just below the mark, salience has nearly tripled S0 (x1 at the 0.6 pivot, x3 at 0.9)
+    assert ebbinghaus.stability(unmarked)[0] == pytest.approx(plain_s * (1 + 2 * (0.89 - 0.6) / 0.3))
+    halfway = record(created=created, importance=0.75)
+    assert ebbinghaus.stability(halfway)[0] == pytest.approx(plain_s * 2.0)
 
     def left(batch: RecordBatch) -> float:
         weight = CONFIG.weight_floor + (1 - CONFIG.weight_floor) * batch.importance[0]

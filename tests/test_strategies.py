@@ -132,6 +132,7 @@ def test_hybrid_reads_retrieval_first_and_every_current_fact_last(played: Strate
 def test_ebbing_is_the_engines_own_context(played: Strategy, scenario: Scenario) -> None:
     assert isinstance(played, Default)
     question, at = scenario.probes[-1].question, scenario.probes[-1].at
+    played.context(question, at, 2000)  # what deep recall brings back from the archive is revived by the first
     pieces = played.context(question, at, 2000)
     built = played.memory.context(question, user_id="agent-user", budget_tokens=2000, session_id=played.session,
                                   at=at)

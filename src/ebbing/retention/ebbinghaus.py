@@ -3,7 +3,8 @@
     S0 = stability_days[kind] * DAY
          * security_factor  (secret-bearing or security-related records)
          * marked_factor    (records someone marked important, importance >= 0.9)
-         * salience         (1 at importance <= salience_pivot, rising linearly to salience_factor at 0.9)
+         * salience         (1 at importance <= salience_pivot, rising linearly towards salience_factor
+                             below 0.9; marked records take marked_factor instead)
          * updated_factor   (records whose text changed at least `frequent_updates` times)
     S  = S0 * min(1 + ln(1 + beta * access_count), max_reinforcement)
     W  = weight_floor + (1 - weight_floor) * importance
@@ -24,9 +25,10 @@ from ebbing.retention.config import DAY, RetentionConfig
 
 
 def salience_multiplier(importance: np.ndarray, config: RetentionConfig) -> np.ndarray:
-    """S0's factor for salience: 1 up to the pivot, `salience_factor` from the marked level (0.9) on."""
+    """S0's factor for salience: 1 up to the pivot, rising linearly towards `salience_factor` just below the
+    marked level (0.9); from there on `marked_factor` applies instead."""
     share = np.clip((importance - config.salience_pivot) / (MARKED_IMPORTANCE - config.salience_pivot), 0.0, 1.0)
-    out: np.ndarray = 1.0 + (config.salience_factor - 1.0) * share
+    out: np.ndarray = np.where(importance >= MARKED_IMPORTANCE, 1.0, 1.0 + (config.salience_factor - 1.0) * share)
     return out
 
 

@@ -98,7 +98,7 @@ def _compiled() -> Any:
                      created: Any, last: Any, count: Any, updates: Any, now: float, base: Any, limit: Any,
                      reinforcement: Any, weight_floor: float, security_factor: float, marked_factor: float,
                      updated_factor: float, frequent: int, marked_at: float, protection: float, floor: float,
-                     out: Any) -> None:
+                     salience_factor: float, salience_pivot: float, out: Any) -> None:
         n = kind.shape[0]
         top = reinforcement.shape[0] - 1
         for i in prange(n):  # the lookups (gathers): S0 by kind times the capped reinforcement
@@ -109,6 +109,8 @@ def _compiled() -> Any:
             elapsed = now - reference
             stability = (out[i] * (1.0 + (security_factor - 1.0) * security[i])
                          * (1.0 + (marked_factor - 1.0) * (importance[i] >= marked_at))
+                         * (1.0 + (salience_factor - 1.0) * (importance[i] < marked_at)
+                            * min(max((importance[i] - salience_pivot) / (marked_at - salience_pivot), 0.0), 1.0))
                          * (1.0 + (updated_factor - 1.0) * (updates[i] >= frequent)))
             weight = weight_floor + (1.0 - weight_floor) * min(max(importance[i], 0.0), 1.0)
             score = max(weight * exp(-max(elapsed, 0.0) / stability), floor * (now - created[i] < protection))
@@ -182,5 +184,5 @@ def decay_scores(batch: RecordBatch, now: float, config: RetentionConfig) -> np.
                    batch.created_at, batch.last_accessed_at, batch.access_count, batch.update_count, float(now), base,
                    limit, reinforcement, config.weight_floor, config.security_factor, config.marked_factor,
                    config.updated_factor, config.frequent_updates, MARKED_IMPORTANCE, config.protection_days * DAY,
-                   config.protection_floor, out)
+                   config.protection_floor, config.salience_factor, config.salience_pivot, out)
     return out

@@ -50,8 +50,9 @@ def retention_sql(config: RetentionConfig, now: float, t: str = "m") -> str:
     s0 = (f"(CASE {t}.kind {base} END)"
           f" * (CASE WHEN {t}.security THEN {_f(c.security_factor)} ELSE 1.0::float8 END)"
           f" * (CASE WHEN {t}.importance >= {_f(MARKED_IMPORTANCE)} THEN {_f(c.marked_factor)} ELSE 1.0::float8 END)"
-          f" * (1.0::float8 + {_f(c.salience_factor - 1.0)} * least(greatest(({t}.importance - "
-          f"{_f(c.salience_pivot)}) / {_f(MARKED_IMPORTANCE - c.salience_pivot)}, 0.0), 1.0))"
+          f" * (CASE WHEN {t}.importance >= {_f(MARKED_IMPORTANCE)} THEN 1.0::float8 ELSE 1.0::float8 + "
+          f"{_f(c.salience_factor - 1.0)} * least(greatest(({t}.importance - {_f(c.salience_pivot)}) / "
+          f"{_f(MARKED_IMPORTANCE - c.salience_pivot)}, 0.0), 1.0) END)"
           f" * (CASE WHEN {t}.update_count >= {int(c.frequent_updates)} THEN {_f(c.updated_factor)} "
           "ELSE 1.0::float8 END)")
     reinforcement = (f"least(1.0::float8 + ln(1.0::float8 + {_f(c.beta)} * greatest({t}.access_count, 0)), "

@@ -8,7 +8,8 @@ On-disk formats:
 - cold records leave `memories` for Parquet files (see `ebbing.lifecycle.archive`); `archive_index`
   says which file holds each and keeps the columns retention needs, so sweeps never open the files;
 - `archive_files` is the intent log of file changes: a file being written ('writing') or replaced
-  ('deleting') is listed until the change is complete, so a crash leaves a note of what to clean up;
+  ('deleting') is listed until the change is complete, so a crash leaves a note of what to clean up; a file
+  that recalls took rows out of without rewriting it ('stale') is listed until it is compacted;
 - `memories.jitter` is a 32-bit hash of the id: a record's slot in a spread-out sweep;
 - trash is `memories.tier = 'trash'` with `trashed_at` set: out of the indexes, restorable until purged;
 - `facts` holds the (subject, attribute) -> value facts found in records: `slot` is the attribute's

@@ -90,11 +90,12 @@ class ColdIndex:
     """What a search of the archive needs, kept in memory per user, so a deep recall costs a vector scan and a
     few dictionary look-ups rather than a read of the Parquet files.
 
-    The archive changes only by whole files (a sweep archives a batch, a purge or restore rewrites a file), and
-    every change alters the store's (count, sum of seq) of the user's archived records, the `version`: a
+    Every change to a user's archive (a sweep archives a batch, a purge or restore rewrites a file, a recall
+    takes rows out) alters the store's (count, sum of seq) of the user's archived records, the `version`: a
     search that finds another version rebuilds this user's index from the parsed files (`ColdFiles`, which
-    parses only files it has not seen). Nominating works like the live indexes: the `wanted` nearest vectors and
-    the `wanted` rows sharing the rarest query terms; the caller scores them with everything else.
+    parses only files it has not seen); a recall made here drops its rows in place instead (`left`).
+    Nominating works like the live indexes: the `wanted` nearest vectors and the `wanted` rows sharing the
+    rarest query terms; the caller scores them with everything else.
     """
 
     def __init__(self, files: ColdFiles) -> None:
@@ -107,7 +108,8 @@ class ColdIndex:
         archive = self._users.get(user)
         if archive is None:
             return
-        rows = [i for i, memory_id in enumerate(archive.ids) if memory_id in set(ids) and archive.alive[i]]
+        gone = set(ids)
+        rows = [i for i, memory_id in enumerate(archive.ids) if memory_id in gone and archive.alive[i]]
         expected = (archive.version[0] - len(rows), archive.version[1] - int(archive.seqs[rows].sum()))
         if expected != version:
             del self._users[user]
@@ -130,9 +132,7 @@ class ColdIndex:
         archive = self._users.get(user)
         if archive is None or archive.version != version:
             archive = self._users[user] = self._build(version, listing(), locate)
-        if not archive.alive.any():
-            return []
-        if not archive.ids:
+        if not archive.alive.any():  # none archived, or every row recalled since the build
             return []
         allowed = None if archive.alive.all() else np.flatnonzero(archive.alive)
         if keep is not None:

@@ -148,3 +148,20 @@ def test_a_recall_leaves_a_stale_copy_that_compaction_and_purge_erase(mem: Memor
     assert holders() == [] and mem.store.intents() == []  # erased from the live store and the archive
     assert mem.get(other.id).tier is Tier.COLD  # the rest of the file is kept, compacted
     assert mem.search("garden shed lock", user_id="u", at=day(62), count_use=False)[0].record.id == other.id
+
+
+def test_a_stale_row_does_not_survive_into_a_rewritten_file(mem: Memory, tmp_path: Path) -> None:
+    token = "wombat8830"
+    recalled = mem.add(f"The spare key is under the {token} planter", user_id="u", kind="episode",
+                       importance=0.3, at=T0).records[0]
+    forgotten = mem.add("We had pizza at the office on Friday", user_id="u", kind="episode",
+                           importance=0.3, at=T0).records[0]
+    kept = mem.add("The garden shed needs a new lock", user_id="u", kind="episode", importance=0.3,
+                      at=T0).records[0]
+    mem.sweep(at=day(60))
+    assert {mem.get(r.id).tier for r in (recalled, forgotten, kept)} == {Tier.COLD}
+    assert mem.search(token, user_id="u", at=day(61))[0].record.id == recalled.id  # its row left stale
+    mem.forget(forgotten.id, at=day(61))  # rewrites the same file, without the stale row
+    mem.purge(recalled.id, at=day(62))
+    assert [p for p in (tmp_path / "archive").rglob("*") if p.is_file() and token.encode() in p.read_bytes()] == []
+    assert mem.get(kept.id).tier is Tier.COLD and mem.get(forgotten.id).tier is Tier.TRASH

@@ -92,18 +92,6 @@ class Archive:
             table = table.filter(pc.is_in(table["id"], value_set=wanted))
         return [(_record(row), int(row["seq"])) for row in table.to_pylist()]
 
-    def rewrite_without(self, relative: Path, ids: Iterable[str], replacement: Path) -> int:
-        """Write `replacement` holding the rows of `relative` except `ids`; return how many rows it kept
-        (0 means no replacement was written)."""
-        path = self.root / relative
-        table = pq.read_table(path)
-        drop = pa.array(list(ids), type=pa.string())
-        kept = table.filter(pc.invert(pc.is_in(table["id"], value_set=drop)))
-        if kept.num_rows == 0:
-            return 0
-        self._durably(replacement, kept)
-        return int(kept.num_rows)
-
     def rewrite_only(self, relative: Path, ids: Iterable[str], replacement: Path) -> int:
         """Write `replacement` holding only the rows of `relative` with these `ids`; return how many it kept
         (0: the file is missing or holds none of them, and no replacement was written)."""

@@ -9,7 +9,6 @@ by someone who saw neither the model nor the development set.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,20 +19,18 @@ from ebbing.embed.base import Embedder
 from ebbing.errors import InvalidInput
 from ebbing.ingest.classify import classify
 from ebbing.ingest.salience import SalienceModel, fit, shipped
+from ebbing.jsonl import read as read_jsonl
 from ebbing.model import Kind
 
 KEEP = 0.5  # the probability above which a judged utterance counts as "keep" for precision and recall
 
 
 def load(path: Path) -> list[dict[str, Any]]:
+    """Read and check a file of labelled utterances; a bad line is an error naming the file, line and rule."""
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput("data", f"{path}:{number} is not JSON ({exc.msg})") from None
+    for number, row, problem in read_jsonl(path):
+        if row is None:
+            raise InvalidInput("data", f"{path}: {problem}")
         if (not isinstance(row.get("text"), str) or row.get("later") not in (0, 1)
                 or row.get("lang") not in ("en", "zh")):
             raise InvalidInput("data", f"{path}:{number} needs text (string), later (0 or 1) and lang (en or zh)")

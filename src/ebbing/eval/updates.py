@@ -27,10 +27,16 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ebbing.embed.base import Embedder
 from ebbing.errors import InvalidInput
 from ebbing.eval.systems import CachingEmbedder
+from ebbing.ingest import sameness
+from ebbing.ingest.classify import classify
 from ebbing.memory import Memory
+from ebbing.recall.background import BACKGROUND_EN, background_vectors
+from ebbing.recall.search import Background, is_cjk
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # day 0 of every case
 TYPES = ("update", "lookalike", "restatement")
@@ -196,7 +202,8 @@ def summarise(outcomes: Sequence[Outcome]) -> dict[str, Any]:
 
 
 def run(cases: Sequence[Case], embedder: Embedder, *, on_case: Callable[[], None] | None = None,
-        folder: Path | None = None) -> tuple[dict[str, Any], list[Outcome]]:
+        folder: Path | None = None, model: sameness.SamenessModel | None = None
+        ) -> tuple[dict[str, Any], list[Outcome]]:
     """Replay every case into one store (a user per case) and score it; per language and in all."""
     cache = embedder if isinstance(embedder, CachingEmbedder) else CachingEmbedder(embedder)
     passages, queries = texts(cases)
@@ -205,6 +212,8 @@ def run(cases: Sequence[Case], embedder: Embedder, *, on_case: Callable[[], None
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="ebbing-updates-", dir=folder) as tmp, \
             Memory(Path(tmp) / "updates.db", embedder=cache, archive=Path(tmp) / "archive") as mem:
+        if model is not None:
+            mem.sameness = model
         for case in cases:
             outcomes.append(judge_case(mem, case))
             if on_case:
@@ -217,3 +226,69 @@ def run(cases: Sequence[Case], embedder: Embedder, *, on_case: Callable[[], None
 
 def failures(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
     return [{"id": o.case.id, **o.detail} for o in outcomes if not o.passed]
+
+
+# --- the pairs the sameness model is fitted on (ebbing eval updates --fit) ---------------------------------
+
+
+@dataclass(frozen=True)
+class Pair:
+    old: str
+    new: str
+    same: bool  # the same attribute: a new value of it, or it said again
+    case: str
+
+
+def pairs(cases: Iterable[Case]) -> list[Pair]:
+    """Labelled pairs of statements, older first: an update's old and new statements are the same attribute,
+    and its new statement against the other earlier ones is not; a look-alike case's statements are pairwise
+    not; a restatement case's adds are the same within a group and not across groups."""
+    out: list[Pair] = []
+    for case in cases:
+        adds = [step for step in case.steps if "add" in step]
+        if case.type == "update":
+            new = max((i for i, s in enumerate(adds) if _has(s["add"], case.raw["current"])), default=None)
+            old = min((i for i, s in enumerate(adds) if _has(s["add"], case.raw["old"])), default=None)
+            if new is None or old is None or old >= new:
+                continue
+            out += [Pair(adds[i]["add"], adds[new]["add"], i == old, case.id) for i in range(new)]
+        else:
+            out += [Pair(a["add"], b["add"], case.type == "restatement" and a.get("group") == b.get("group"),
+                         case.id) for a, b in combinations(adds, 2)]
+    return out
+
+
+class _Meta(dict[str, str]):
+    """A throw-away cache for background vectors of an embedder that does not ship them."""
+
+    def get_meta(self, key: str) -> str | None:
+        return self.get(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self[key] = value
+
+
+def background(embedder: Embedder) -> Background:
+    passages, queries = background_vectors(embedder, _Meta())
+    split = len(BACKGROUND_EN)
+    return Background({False: passages[:split], True: passages[split:]},
+                      {False: queries[:split], True: queries[split:]})
+
+
+def fit_model(cases: Sequence[Case], embedder: Embedder) -> sameness.SamenessModel:
+    """Fit the sameness model on every labelled pair of `cases`."""
+    labelled = pairs(cases)
+    if not labelled or len({p.same for p in labelled}) < 2:
+        raise InvalidInput("data", "needs pairs of both labels (update, look-alike and restatement cases)")
+    unique = sorted({p.old for p in labelled} | {p.new for p in labelled})
+    vector = dict(zip(unique, np.asarray(embedder.embed(unique), dtype=np.float32), strict=True))
+    kind = {text: classify(text).kind for text in unique}
+    bg = background(embedder)
+    old = np.stack([vector[p.old] for p in labelled])
+    new = np.stack([vector[p.new] for p in labelled])
+    z = [float(bg.z(vector[p.new], is_cjk(p.new), vector[p.old][None, :], np.array([is_cjk(p.old)]))[0])
+         for p in labelled]
+    signals = np.stack([sameness.signal_vector(p.old, p.new, score, kind[p.old], kind[p.new])
+                        for p, score in zip(labelled, z, strict=True)])
+    labels = np.array([p.same for p in labelled], dtype=np.float64)
+    return sameness.fit(old, new, signals, labels, [p.case for p in labelled], f"{embedder.name}:{embedder.dimensions}")

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from ebbing.ingest.align import CONTENT, Alignment, align
+from ebbing.ingest.align import align
+from ebbing.ingest.sameness import pair_signals
 from ebbing.model import Kind
 from ebbing.recall.terms import terms
 
@@ -84,28 +85,6 @@ class PairJudge(Protocol):
               same_slot: bool = False) -> Judgement: ...
 
 
-def _signals(pair: Alignment, z: float, same_slot: bool) -> dict[str, Any]:
-    def only(side: str, *tags: str) -> list[str]:
-        return sorted(pair.only(side, *tags))
-
-    substitutions = [span for span in pair.spans if any(t.tag in CONTENT for t in span.old)
-                     and any(t.tag in CONTENT for t in span.new)]
-    valued = [span for span in substitutions if any(t.tag in ("num", "name") for t in span.old)
-              and any(t.tag in ("num", "name") for t in span.new)]
-    return {
-        "z": round(z, 2),
-        "shared": pair.shared,
-        "substitutions": len(substitutions),
-        "value_substitutions": len(valued),
-        "numbers": [only("old", "num"), only("new", "num")],
-        "names": [only("old", "name"), only("new", "name")],
-        "qualifiers": [only("old", "qualifier"), only("new", "qualifier")],
-        "words": [only("old", "word", "name"), only("new", "word", "name")],
-        "cue": bool(pair.only("new", "cue")),
-        "same_slot": same_slot,
-    }
-
-
 class RuleJudge:
     """The default judge: thresholds on the signals, no model beyond the embedder."""
 
@@ -121,7 +100,7 @@ class RuleJudge:
 
     def judge(self, old_text: str, old_kind: Kind, new_text: str, new_kind: Kind, z: float, *,
               same_slot: bool = False) -> Judgement:
-        s = _signals(align(old_text, new_text), z, same_slot)
+        s = pair_signals(align(old_text, new_text), z, same_slot)
         c = self.config
         (num_old, num_new), (name_old, name_new) = s["numbers"], s["names"]
         (qual_old, qual_new), (word_old, word_new) = s["qualifiers"], s["words"]

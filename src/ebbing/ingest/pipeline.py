@@ -30,6 +30,8 @@ from ebbing.ingest.guard import SecretBox, guard
 from ebbing.ingest.judge import STATEMENTS, Judgement, PairJudge, RuleJudge, Verdict, judged_slot
 from ebbing.ingest.salience import Judged, SalienceModel
 from ebbing.ingest.salience import shipped as shipped_salience
+from ebbing.ingest.sameness import SamenessModel, signal_vector
+from ebbing.ingest.sameness import shipped as shipped_sameness
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, when
 from ebbing.recall.search import Background, is_cjk
 from ebbing.recall.terms import terms
@@ -123,10 +125,12 @@ class Ingest:
     def __init__(self, store: FullStore, embed: Callable[[list[str]], np.ndarray],
                  background: Callable[[], Background], config: IngestConfig, *, classifier: Classifier | None = None,
                  extractor: FactExtractor | None = None, box: SecretBox | None = None, actor: str = "api",
-                 judge: PairJudge | None = None, embedder: str = "", salience: SalienceModel | None = None) -> None:
+                 judge: PairJudge | None = None, embedder: str = "", salience: SalienceModel | None = None,
+                 sameness: SamenessModel | None = None) -> None:
         self.store, self.embed, self.background, self.config = store, embed, background, config
-        self.embedder = embedder  # "name:dimensions": the salience probe applies to the embedder it was fitted on
+        self.embedder = embedder  # "name:dimensions": the models' probes apply to the embedder they were fitted on
         self.salience = salience or (shipped_salience() if config.salience else None)
+        self.sameness = sameness or shipped_sameness()
         self.classifier = classifier or RuleClassifier()
         self.extractor = extractor or RuleFacts()
         self.judge = judge or RuleJudge()
@@ -284,9 +288,15 @@ class Ingest:
                 continue
             same = any(same_slot(slot, head, set(r.slot.split()), slot_head(r.attribute))
                        for slot, head in new_slots for r in rows.get(old.id, []))
-            if not self.judge.worth_judging(value, len(words & set(candidate.terms)), same):
+            # how likely the two state the same attribute (`ingest.sameness`); asked only of a pair that may merge
+            likely = float(self.sameness.probabilities(
+                candidate.vector, record.embedding, signal_vector(old.text, record.text, value, old.kind, record.kind),
+                self.embedder)[0]) if _mergeable(record.kind, old.kind) else None
+            if not self.judge.worth_judging(value, len(words & set(candidate.terms)), same) and not (
+                    likely is not None and likely >= self.judge.merge_at):
                 continue
-            judgement = self.judge.judge(old.text, old.kind, record.text, record.kind, value, same_slot=same)
+            judgement = self.judge.judge(old.text, old.kind, record.text, record.kind, value, same_slot=same,
+                                         same=likely)
             if judgement.verdict is Verdict.RESTATES and not _mergeable(record.kind, old.kind):
                 judgement = Judgement(Verdict.DISTINCT, judgement.score, {**judgement.signals, "why": "kinds"})
             out.append((Neighbour(old.id, old.text, old.kind, old.access_count, value,

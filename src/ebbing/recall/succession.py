@@ -5,6 +5,7 @@ Ave since last week"), and the write-time judge (`ingest.judge`) only retires an
 So ranking resolves the rest without destroying anything: a hit moves directly above an older hit when
 
 - it is about as relevant to the question (its score at least `score_ratio` of the older one's),
+- the older one is a fact, preference or decision (what can have a new value), and
 - the two are probably statements of the same attribute (`ingest.sameness`: a model over the pair's
   embeddings and aligned tokens, at least `min_same`; pairs whose own calibrated vector relevance is under
   `min_pair_z` are not asked),
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ebbing.ingest.align import CONTENT, PEOPLE_KEYS, Alignment, align, tokens
+from ebbing.ingest.judge import STATEMENTS
 from ebbing.ingest.sameness import SamenessModel, shipped, signal_vector
 from ebbing.model import LIVE_TIERS, Hit, Kind, MemoryRecord
 from ebbing.recall.search import Background, Scored, is_cjk
@@ -44,6 +46,7 @@ class SuccessionConfig:
     min_same: float = 0.5  # ... this likely the same attribute moves above it;
     # a newer one this likely moves up whatever its score, also from under the relevance floor (> 1: off)
     min_pull_same: float = 0.6
+    pull_depth: int = 3  # ... for the hits this near the top only (where the answer is read)
     min_pair_z: float = 1.5  # pairs further apart in meaning than this are not asked (they never are the same)
     min_gap: float = 3600.0  # seconds between the two sayings
 
@@ -105,6 +108,7 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
     cjk = np.array([is_cjk(c.text) for c in found])
     pair_z = background.pairs(vectors, cjk)
     born_at = np.array([float(c.retention[6]) for c in found])
+    kinds = [Kind(c.retention[0]) for c in found]
     # Which (older i, newer j) pairs could succeed at all, whatever the scores: most searches have none.
     possible = (born_at[None, :] - born_at[:, None] >= config.min_gap) & (pair_z >= config.min_pair_z)
     if not possible.any():
@@ -120,15 +124,14 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
     def likelihood(i: int, j: int) -> float:
         if (i, j) not in same:
             old, new = found[i], found[j]
-            signals = signal_vector(old.text, new.text, float(pair_z[j, i]), Kind(old.retention[0]),
-                                    Kind(new.retention[0]))
+            signals = signal_vector(old.text, new.text, float(pair_z[j, i]), kinds[i], kinds[j])
             same[(i, j)] = float(same_model.model.probabilities(vectors[i], vectors[j], signals,
                                                                same_model.embedder)[0])
         return same[(i, j)]
 
     def succeeds(newer: Scored, older: Scored) -> bool:
         i, j = index[older.key], index[newer.key]
-        if not possible[i, j]:
+        if not possible[i, j] or kinds[i] not in STATEMENTS:  # only a fact, preference or decision has a successor
             return False
         # about as relevant and the same attribute, or (also from under the floor) surely the same attribute
         if newer.key in pulled or newer.score < config.score_ratio * older.score:
@@ -145,7 +148,8 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
     moves = 0
     while position < len(head) and moves < len(head) ** 2:
         current = head[position]
-        rivals = [s for s in head[position + 1 :] + pool if succeeds(s, current)]
+        rivals = [s for s in head[position + 1 :] + (pool if position < config.pull_depth else [])
+                  if succeeds(s, current)]
         if rivals:
             newest = max(rivals, key=lambda s: born[s.key])
             if newest.key in pulled:

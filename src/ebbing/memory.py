@@ -629,7 +629,8 @@ class Memory:
             ("history", "History", carriers),
             ("summaries", "Earlier conversations", stories),
             ("recent", "Recent turns", recent),
-        ], budget_tokens, self.tokens, render=lambda r: history.get(r.id) or render_line(r))
+        ], budget_tokens, self.tokens, render=lambda r: history.get(r.id) or render_line(r),
+            oldest_first=("facts",))  # chosen by rank, read in time order: a changed value is read last
         self._use([Hit(r, 0.0, {}) for r in built.records], now)
         return built
 

@@ -288,10 +288,12 @@ class Ingest:
                 continue
             same = any(same_slot(slot, head, set(r.slot.split()), slot_head(r.attribute))
                        for slot, head in new_slots for r in rows.get(old.id, []))
-            # how likely the two state the same attribute (`ingest.sameness`); asked only of a pair that may merge
+            # how likely the two state the same attribute (`ingest.sameness`); asked only of a pair that may
+            # merge, and only when the model's embedding probe reads these vectors
             likely = float(self.sameness.probabilities(
                 candidate.vector, record.embedding, signal_vector(old.text, record.text, value, old.kind, record.kind),
-                self.embedder)[0]) if _mergeable(record.kind, old.kind) else None
+                self.embedder)[0]) if _mergeable(record.kind, old.kind) and self.sameness.reads(self.embedder) \
+                else None
             if not self.judge.worth_judging(value, len(words & set(candidate.terms)), same) and not (
                     likely is not None and likely >= self.judge.merge_at):
                 continue

@@ -18,8 +18,9 @@ The pairs come from the update, look-alike and restatement cases of `ebbing eval
 (`ebbing eval updates --fit`), and the model ships as `sameness-model.npz`. The probe belongs to the embedder it
 was fitted with: any other embedder gets the token signals alone (their own fitted coefficients).
 
-It is one signal, used where a wrong answer costs little: ranking (`recall.succession`: the newer of two
-statements of one attribute first). Nothing is retired or merged on it alone.
+It is one signal. Ranking (`recall.succession`: the newer of two statements of one attribute first) uses it
+with any embedder; the write-time judge merges a reworded restatement on it only when it is very sure and
+its probe reads the embedder's vectors (the token signals alone are too weak to fold two records into one).
 """
 
 from __future__ import annotations
@@ -97,11 +98,15 @@ class SamenessModel:
     with_probe: np.ndarray  # len(SIGNALS) + 2: probe logit, signals, bias
     signals_only: np.ndarray  # len(SIGNALS) + 1: signals, bias
 
+    def reads(self, embedder: str) -> bool:
+        """Whether the embedding probe applies to vectors of `embedder` ("name:dimensions")."""
+        return embedder == self.embedder
+
     def probabilities(self, old: np.ndarray, new: np.ndarray, signals: np.ndarray, embedder: str) -> np.ndarray:
         """P(same attribute) for row-aligned pairs: `old`/`new` unit vectors (one a row), `signals` rows of
         `signal_vector`."""
         x = (np.atleast_2d(signals) - self.mean) / self.scale
-        if embedder == self.embedder and np.shape(old)[-1] * 2 == len(self.probe):
+        if self.reads(embedder) and np.shape(old)[-1] * 2 == len(self.probe):
             probe = embedding_features(old, new) @ self.probe + self.probe_bias
             logit = self.with_probe[0] * probe + x @ self.with_probe[1:-1] + self.with_probe[-1]
         else:

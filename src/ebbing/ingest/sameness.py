@@ -18,9 +18,10 @@ The pairs come from the update, look-alike and restatement cases of `ebbing eval
 (`ebbing eval updates --fit`), and the model ships as `sameness-model.npz`. The probe belongs to the embedder it
 was fitted with: any other embedder gets the token signals alone (their own fitted coefficients).
 
-It is one signal. Ranking (`recall.succession`: the newer of two statements of one attribute first) uses it
-with any embedder; the write-time judge merges a reworded restatement on it only when it is very sure and
-its probe reads the embedder's vectors (the token signals alone are too weak to fold two records into one).
+It is one signal. The write-time judge merges a reworded restatement on it only when it is very sure and its
+probe reads the embedder's vectors (the token signals alone are too weak to fold two records into one).
+Ranking uses it in the opt-in preset `recall.succession.UPDATES_FIRST` (the newer of two statements of one
+attribute first); by default not, since it also calls conversational neighbours the same attribute.
 """
 
 from __future__ import annotations

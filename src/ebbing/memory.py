@@ -30,10 +30,12 @@ from ebbing.ingest.consolidate import (
     header,
 )
 from ebbing.ingest.facts import LLMFacts, slot_terms
+from ebbing.ingest.forget_request import detect as detect_forget_request
 from ebbing.ingest.guard import SecretBox, guard
 from ebbing.ingest.pipeline import Draft, Ingest, IngestConfig, role_is_assistant
 from ebbing.jsonl import read as read_jsonl
 from ebbing.lifecycle.archive import Archive
+from ebbing.lifecycle.forget_requests import ForgetConfig, Requests
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.lifecycle.sweep import Sweeper, SweepReport, archive_records
 from ebbing.llm.base import LLM
@@ -41,6 +43,7 @@ from ebbing.model import (
     LIVE_TIERS,
     AddResult,
     Event,
+    ForgetOutcome,
     Hit,
     Kind,
     MemoryRecord,
@@ -153,6 +156,8 @@ class Memory:
         archive: str | Path | None = None,
         actor: str = "api",
         context: ContextConfig | None = None,
+        privacy: bool | None = None,
+        forgetting: ForgetConfig | None = None,
     ) -> None:
         self.tenant = validate.name(tenant, "tenant", required=True) or "default"
         self.search_config = search or SearchConfig()
@@ -192,6 +197,10 @@ class Memory:
         self._cold_files = ColdFiles(lambda file: [record for record, _ in self.archive.read(file)], terms)
         self._cold_index = ColdIndex(self._cold_files)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
+        self.requests = Requests(self.store, self.lifecycle, self._rank_for_forget, forgetting or ForgetConfig(),
+                                 self._cold_index.clear)
+        if privacy is not None:  # a per-store setting: every surface opening this store sees it
+            self.store.set_meta("privacy", "on" if validate.flag(privacy, "privacy") else "off")
         space = f"{embedder.name}:{embedder.dimensions}"
         stored = self.store.get_meta("embedder")
         if stored is None:
@@ -233,11 +242,21 @@ class Memory:
         """Remember `text`. Kind, importance and priority left None are inferred from the text.
 
         A restatement of a stored record strengthens that record instead of adding a copy, unless `dedupe=False`
-        (a key-value surface such as the LangGraph store, where every key is its own record)."""
+        (a key-value surface such as the LangGraph store, where every key is its own record).
+
+        A user's request to forget ("forget what I told you about my daughter's school", "别再记我的手机号了",
+        "forget that", "off the record, ...") is acted on and not stored: the result's `forget` says what went
+        to the trash (purged in privacy mode) or, when the words fit different things, the candidates to ask
+        about (ebbing.lifecycle.forget_requests). `dedupe=False` and assistant messages store the text as is."""
         draft = self._draft({"text": text, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
                              "kind": kind, "importance": importance, "pinned": pinned, "priority": priority,
                              "metadata": metadata}, at)
-        records, events = self._write([draft], dedupe=validate.flag(dedupe, "dedupe"))
+        if validate.flag(dedupe, "dedupe") and not role_is_assistant(draft.metadata):
+            request = detect_forget_request(draft.text)
+            if request is not None:  # "forget what I told you about ...": act on it, store nothing of it
+                outcome, done = self.requests.act(request, draft.scope, draft.created_at, purge=self.privacy)
+                return AddResult([], done, outcome)
+        records, events = self._write([draft], dedupe=dedupe)
         if draft.scope.session_id is not None and records and records[0].session_id == draft.scope.session_id:
             events += self._consolidate(draft.scope, draft.created_at)
         return AddResult(records, events)
@@ -790,6 +809,22 @@ class Memory:
         """Send a record to the trash now; it stays restorable until purged."""
         return self.lifecycle.forget(_id(memory_id), to_epoch(at), reason)
 
+    def forget_matching(self, query: str, user_id: str | None = None, agent_id: str | None = None,
+                        session_id: str | None = None, *, dry_run: bool = True, at: Instant = None) -> ForgetOutcome:
+        """Forget the records `query` names, as a user's "forget ..." would: by default a dry run that only
+        lists them (`candidates`); `dry_run=False` sends them to the trash (purges them in privacy mode)."""
+        query = validate.text(query, "query")
+        scope = Scope(self.tenant, validate.name(user_id, "user_id"), validate.name(agent_id, "agent_id"),
+                      validate.name(session_id, "session_id"))
+        outcome, _ = self.requests.matching(query, scope, to_epoch(at), purge=self.privacy,
+                                            dry_run=validate.flag(dry_run, "dry_run"))
+        return outcome
+
+    @property
+    def privacy(self) -> bool:
+        """Privacy mode (`Memory(privacy=True)`, kept in the store): what a user asks to forget is purged at once."""
+        return self.store.get_meta("privacy") == "on"
+
     def restore(self, memory_id: str, at: Instant = None) -> MemoryRecord:
         """Bring a trashed or cold record back to warm, with its id and history."""
         return self.lifecycle.restore(_id(memory_id), to_epoch(at))
@@ -923,6 +958,9 @@ class Memory:
         return self._cold_index.nominate(
             (self.tenant, scope.user_id), version, lambda: self.store.cold_files(self.tenant, scope.user_id),
             lambda ids: self.store.cold(self.tenant, ids), vector, words, wanted, keep if narrowed else None)
+
+    def _rank_for_forget(self, query: str, scope: Scope, limit: int, now: float) -> list[Hit]:
+        return self._rank(query, scope, limit, None, now, include_cold=True)
 
     def _touched(self, hit: Hit, now: float) -> Hit:
         record = dataclasses.replace(hit.record, access_count=hit.record.access_count + 1,

@@ -148,12 +148,40 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class ForgetOutcome:
+    """What a forget request (or `forget_matching`) did: `forgotten` went to the trash (or was purged, in
+    privacy mode); when the target was `ambiguous` nothing went and `candidates` are what it could mean, so the
+    agent can ask; in a dry run `candidates` are what would go. The request itself is never stored."""
+
+    id: str  # the request's id, carried by each forget event it caused
+    kind: str  # previous, this, field, topic, entity, everything, or query (forget_matching)
+    target: str
+    forgotten: list[MemoryRecord] = field(default_factory=list)
+    candidates: list[Hit] = field(default_factory=list)
+    ambiguous: bool = False
+    purged: bool = False
+    dry_run: bool = False
+    held: list[str] = field(default_factory=list)  # matched, but under legal hold: kept
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "target": self.target, "ambiguous": self.ambiguous,
+                "purged": self.purged, "dry_run": self.dry_run, "held": self.held,
+                "forgotten": [r.to_dict() for r in self.forgotten],
+                "candidates": [h.to_dict() for h in self.candidates]}
+
+
+@dataclass(frozen=True)
 class AddResult:
     records: list[MemoryRecord]
     events: list[Event]
+    forget: ForgetOutcome | None = None  # the message was a forget request: nothing of it is stored
 
     def to_dict(self) -> dict[str, Any]:
-        return {"records": [r.to_dict() for r in self.records], "events": [e.to_dict() for e in self.events]}
+        out: dict[str, Any] = {"records": [r.to_dict() for r in self.records],
+                               "events": [e.to_dict() for e in self.events]}
+        if self.forget is not None:
+            out["forget"] = self.forget.to_dict()
+        return out
 
 
 def new_id(at: float) -> str:

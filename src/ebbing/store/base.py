@@ -216,6 +216,9 @@ class FactStore(Protocol):
     def live_of_kind(self, tenant: str, user_id: str | None, kind: str, limit: int) -> list[MemoryRecord]:
         """A user's live records of one kind, newest first."""
 
+    def latest(self, tenant: str, user_id: str | None, session_id: str | None, limit: int) -> list[MemoryRecord]:
+        """A user's newest live records other than summaries (of one session when given), newest first."""
+
     def users(self, tenant: str) -> dict[str | None, int]:
         """Every user of a tenant with how many records they have in any tier (None: records of no user)."""
 

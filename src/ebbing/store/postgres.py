@@ -551,6 +551,13 @@ class PostgresStore:
         return self._records(f"m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.kind = %s "
                              "ORDER BY m.seq DESC LIMIT %s", [tenant, *params, kind, limit])
 
+    def latest(self, tenant: str, user_id: str | None, session_id: str | None, limit: int) -> list[MemoryRecord]:
+        user, params = user_clause(user_id, "m.user_id")
+        session = " AND m.session_id = %s" if session_id is not None else ""
+        return self._records(f"m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.kind != 'summary'{session} "
+                             "ORDER BY m.created_at DESC, m.seq DESC LIMIT %s",
+                             [tenant, *params, *([session_id] if session_id is not None else []), limit])
+
     def session_turns(self, tenant: str, user_id: str | None, session_id: str, *, unconsolidated: bool,
                       limit: int = 100_000) -> list[MemoryRecord]:
         user, params = user_clause(user_id, "m.user_id")

@@ -599,6 +599,12 @@ class SQLiteStore:
         return self._records(f"m.tenant = ? AND m.user_id IS ? AND m.tier IN {_LIVE} AND m.kind = ? "
                              "ORDER BY m.seq DESC LIMIT ?", [tenant, user_id, kind, limit])
 
+    def latest(self, tenant: str, user_id: str | None, session_id: str | None, limit: int) -> list[MemoryRecord]:
+        session = " AND m.session_id = ?" if session_id is not None else ""
+        return self._records(f"m.tenant = ? AND m.user_id IS ? AND m.tier IN {_LIVE} AND m.kind != 'summary'{session} "
+                             "ORDER BY m.created_at DESC, m.seq DESC LIMIT ?",
+                             [tenant, user_id, *([session_id] if session_id is not None else []), limit])
+
     def session_turns(self, tenant: str, user_id: str | None, session_id: str, *, unconsolidated: bool,
                       limit: int = 100_000) -> list[MemoryRecord]:
         """A session's live records other than summaries, oldest first (the newest `limit` of them)."""

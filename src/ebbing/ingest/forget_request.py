@@ -1,0 +1,669 @@
+"""Is a user's message a request to forget something, and what does it name?
+
+`detect(text)` reads one message the user wrote and returns a `ForgetRequest` or None:
+
+- `previous`: the message just before ("forget that", "scratch that, don't save it", "刚才那句别记");
+- `this`: the message itself ("off the record, ...", "don't save this: ...", "这句别记：...");
+- `field`, `topic`, `entity`: something stored earlier, named by `target` ("my phone number", "what I told you
+  about my daughter's school", "everything about Mark", "关于老王的"), resolved later by relevance
+  (`ebbing.lifecycle.forget_requests`);
+- `everything`: the whole memory ("forget everything"), never acted on by itself: too much to take from one line.
+
+Detection is the one place here that reads phrasing, so it leans to precision: a wrong request destroys
+memories, a missed one leaves a record the user can still forget by hand (`Memory.forget_matching`). A cue
+(forget, delete, don't keep, 忘掉, 删掉, 别记 ...) counts only when it is addressed to the assistant: not in
+quoted or reported speech ("my boss told me to forget about the bonus"), not about the user's own lapse
+("I forgot my keys", "忘了带伞"), not a reminder ("don't forget to call mom", "别忘了"), not a dismissal
+("forget it, let's order pizza", "算了，忘了吧"), and, for verbs that also act on things (delete, remove,
+删), not about a file, an email or a calendar entry. What the target then matches is decided by calibrated
+relevance, not here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+KINDS = ("previous", "this", "field", "topic", "entity", "everything")
+
+
+@dataclass(frozen=True)
+class ForgetRequest:
+    kind: str  # one of KINDS
+    target: str  # the words naming what to forget; "" for previous, this and everything
+    cue: str  # the words that made it a request (for explain and audit: no stored content)
+    keep: tuple[str, ...] = ()  # what the user said to keep ("Mum's is fine to keep", "刘姐的留着")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "target": self.target, "cue": self.cue, "keep": list(self.keep)}
+
+
+# -- shared ------------------------------------------------------------------------------------------------
+
+_QUOTED = re.compile(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』|‘[^’\n]{1,400}’")
+_SENTENCES = re.compile(r"(?<=[.!?。！？；;\n])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)"
+                        r"(?<!\bJr\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s*")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _mask_quotes(text: str) -> str:
+    """Quoted speech keeps its length (offsets stay valid) but loses its words."""
+    return _QUOTED.sub(lambda m: "\u2591" * len(m.group(0)), text)
+
+
+def detect(text: str) -> ForgetRequest | None:
+    """The forget request this user message makes, if any. The caller skips assistant messages."""
+    masked = _mask_quotes(text)
+    sentences = [s for s in _SENTENCES.split(masked) if s.strip()]
+    found = None
+    for sentence in sentences:
+        request = _chinese(sentence) if _CJK.search(sentence) else None
+        request = request or _english(sentence)
+        if request is None:
+            continue
+        if found is None or _RANK[request.kind] < _RANK[found.kind]:
+            found = request
+    if found is None:
+        return None
+    if found.kind in ("topic", "entity") and _moves_on(masked, found):
+        return None
+    if found.target == _PRONOUN:  # "Derek's outta my life, forget him": the person the message names
+        names = [n for n in re.findall(r"\b([A-Z][a-z]+)(?:'s)?\b", masked) if n.lower() not in _NOT_NAME_WORDS]
+        if not names:
+            return None
+        found = replace(found, target=names[0])
+    keep = tuple(k for k in (m.group("keep").strip(" ,.") for p in _KEEP for m in p.finditer(masked)) if k)
+    if keep:
+        found = replace(found, keep=keep)
+    if found.kind == "this" and _BACK.search(masked):
+        return replace(found, kind="previous")  # "刚才那个不要保存", "这句话就不用记着了" after 刚才
+    if found.kind == "previous" and _has_content(masked, found) and not _BACK.search(masked):
+        # "don't save this" inside a message that says something else means that message
+        return replace(found, kind="this") if _points_here(found.cue) else found
+    return found
+
+
+# Words that point back at what was said before ("forget what I just said", "刚才那句", "当我没说").
+_BACK = re.compile(r"\b(?:just (?:said|told|wrote|mentioned|typed|sent)|last (?:message|thing|comment|one|bit)|"
+                   r"previous (?:message|one)|what i said (?:before|earlier)|pretend i never said|i never said "
+                   r"(?:it|that)|said that)\b|刚才|刚刚|刚那|方才|上一[句条个段]|上面那|前面那|之前那[句条]|"
+                   r"当我没(?:说|讲)|"
+                   r"就当没(?:说|讲)", re.I)
+
+
+# "Keep my son's", "Mum's is fine to keep", "Vikram stays", "not Mike from work", "刘姐的留着", "公司地址别删".
+_KEEP = (
+    re.compile(r"(?<!not )(?<!n't )(?<!never )(?<!stop )\b(?:keep|leave|don'?t (?:delete|forget|touch|remove))\s+"
+               r"(?!(?:any|anything|it|that|this|them)\b)(?P<keep>[^.,;!?]{2,60})", re.I),
+    re.compile(r"(?:^|[.,;!?]\s*|\bbut\s+)(?P<keep>[^.,;!?]{2,60}?)\s+(?:stays|can stay|should stay|is fine|are fine|"
+               r"is ok(?:ay)?|is good|can be kept|you can keep)\b", re.I),
+    re.compile(r"(?:^|[.,;!?]\s*)(?:[Bb]ut )?[Nn]ot (?P<keep>(?:the |my )?[A-Z][^.,;!?]{1,60})"),
+    re.compile(r"(?:^|[，,。！？!?；;]|但是?|不过)(?P<keep>[^，,。！？!?；;]{1,20}?)(?:的)?(?:就|都|还|可以|先)?(?:留着|保留|别删|"
+               r"不用删|不要删|不删|可以留|没关系|不用动|别动|不用管|照旧|继续记)"),
+)
+
+
+def _moves_on(masked: str, request: ForgetRequest) -> bool:
+    """"Forget the curry, we're both exhausted. Any good pizza places?": a plan dropped in conversation, not a
+    request about a memory, when the message goes on to ask for something else and names no memory."""
+    if not re.match(r"^(?:\w+\W+){0,4}forget\b", request.cue, re.I) and not re.search(r"忘", request.cue):
+        return False
+    if re.search(r"\b(?:what i|everything|all|anything|stuff|things|info|details|my|our|his|her|their|gossip|story|"
+                 r"drama|saga|history)\b|关于|的事|我的|相关",
+                 request.target + " " + masked[:masked.find(request.cue) + len(request.cue) + 40], re.I):
+        return False
+    after = masked[masked.find(request.cue) + len(request.cue):]
+    end = re.search(r"[.!?。！？]", after)
+    after = after[end.end():] if end and after[:end.start()].strip() else after
+    return bool(re.search(r"\?|？|\b(?:just|now|instead)?\s*(?:give|help|find|suggest|tell|show|recommend|plan|book|"
+                          r"make|write|draft)\s+me\b|\blet'?s\b|\bhow about\b|\bwhat about\b", after, re.I))
+
+
+_PRONOUN = "\u2205"  # a target that is a pronoun until `detect` finds the name it stands for
+_NOT_NAME_WORDS = frozenset("""i im i'm ive i've id i'd please thanks okay ok hey hi so and but the a an my our his
+    her their it its that this he she they we you monday tuesday wednesday thursday friday saturday sunday
+    forget delete erase remove wipe can could would will just actually also oh well yes no""".split())
+
+
+# A message may hold two readings ("Off the record: ... so forget that"); the one naming more wins.
+_RANK = {"field": 0, "topic": 0, "entity": 0, "this": 1, "previous": 2, "everything": 3}
+
+
+def _has_content(masked: str, request: ForgetRequest) -> bool:
+    rest = masked.replace(request.cue, " ")
+    rest = _FILLER_EN.sub(" ", rest)
+    rest = _FILLER_ZH.sub("", re.sub(_ZH_DELETE + "|" + _ZH_UNSTORE, "", rest))
+    latin = re.findall(r"[A-Za-z0-9']{2,}", rest)
+    han = re.findall(r"[\u4e00-\u9fff]", rest)
+    return len(latin) >= 4 or len(han) >= 6
+
+
+def _points_here(cue: str) -> bool:
+    return bool(re.search(r"\bthis\b|\bthe following\b|\bany of this\b|这|以下|下面|接下来", cue, re.I))
+
+
+# -- English ---------------------------------------------------------------------------------------------
+
+_PREFIX = (r"(?:(?:please|pls|plz|kindly|just|also|and|so|ok(?:ay)?|hey|oh|ah|actually|honestly|yeah|yes|no|nah|"
+           r"lol|lmao|haha|omg|oh god|oh no|god|nope|hm+|oof|yikes|jeez|gosh|welp|eh|dude|man|guys|yo|"
+           r"wait a sec(?:ond)?|hold on|on reflection|thinking about it|come to think of it|in fact|"
+           r"it'?d be (?:good|great|nice|best|better) if you (?:could|would)|if you could|if you can|"
+           r"i'?d appreciate (?:it )?if you (?:could|would)|would you be able to|are you able to|can you please|"
+           r"i need you to|you need to|you have to|you must|i'?m asking you to|i ask you to|could you please|"
+           r"would you please|please just|do me a favou?r and|"
+           r"wait|hmm+|um+|uh+|sorry|ugh|look|listen|right|alright|fine|now|then|oops|whoops|"
+           r"on second thought|second thought|scratch that|never ?mind|one more thing|btw|by the way|also,|"
+           r"could you|can you|would you|will you|could u|can u|would u|will u|would you mind|do you mind|"
+           r"you can|you should|you may|you could|you might as well|go ahead and|i need you to|i want you to|"
+           r"i'?d like you to|i would like you to|i'?d like it if you|i'?d appreciate it if you|"
+           r"i'?d prefer (?:it )?if you|i'?d rather you|i would rather you|make sure (?:to|you)|be sure to|"
+           r"feel free to|is it possible to|any chance you could|mind|pretty please|i'?m asking you to|"
+           r"i'?m going to ask you to|let'?s|time to|i think you should|you'?d better|better)[\s,]+)*")
+_MEMORY_VERB = (r"(?:forget(?:ting)?|unlearn|(?:stop|quit) (?:remembering|storing|keeping|tracking|saving|holding)|"
+                r"(?:don'?t|do not|dont|no need to|you don'?t (?:need|have) to|never|not) (?:ever |even |bother to )?"
+                r"(?:remember|store|save|keep|record|log|retain|hold on ?to|memori[sz]e|note(?: down)?|"
+                r"write (?:that |this |it )?down|file|track|hang on ?to))")
+# Verbs that mostly mean "take it out of the records" (an object like "the alarm code" is enough), and verbs
+# that as often mean an errand ("drop the kids", "cut the onions"): those need the object to be a memory.
+_ERASE_VERB = (r"(?:delete|deleting|erase|erasing|remove|removing|wipe(?: out| away)?|wiping(?: out)?|purge|purging|"
+               r"scrub|scrubbing|expunge|unsave|unrecord|blank)")
+_ERRAND_VERB = (r"(?:clear(?: out| away)?|clearing(?: out)?|drop|dropping|discard|get rid of|throw (?:away|out)|ditch|"
+                r"toss|trash|nuke|dump|strike|scratch|scrap|cancel|cut|bin|nix|lose|take out|take off|deep-six|"
+                r"let go of)")
+_ACTION_VERB = rf"(?:{_ERASE_VERB}|{_ERRAND_VERB})"
+# Matched at a clause start with `.match(text, pos)` (no "^": that would only match at the string's start).
+_IMPERATIVE = re.compile(rf"{_PREFIX}(?P<verb>{_MEMORY_VERB}|{_ACTION_VERB})\b(?P<object>.*)$", re.I | re.S)
+_DESIRE = re.compile(
+    r"(?P<verb>\bi (?:don'?t|do not|dont) want you (?:to )?(?:remember|know|keep|store|save|have|hold on ?to|"
+    r"remembering|keeping|storing|saving|having)"
+    r"|\bi'?d (?:rather|prefer) (?:it if )?you (?:didn'?t|did not|not|don'?t) (?:remember|keep|store|save|have|know)"
+    r"|\bi would (?:rather|prefer) (?:it if )?you (?:didn'?t|did not|not) (?:remember|keep|store|save|have|know)"
+    r"|\bi (?:want|need|would like|'?d like) you to (?:forget|delete|erase|remove|wipe|drop|clear|get rid of)"
+    r"|\bi (?:don'?t|do not) want (?:you )?(?:to )?(?:have|keep) (?:it |that |this )?(?:on file|on record|stored|saved)"
+    r"|\bcan you not (?:remember|keep|store|save)"
+    r"|\bplease don'?t (?:hold|hang) on ?to"
+    r"|\b(?:no|there'?s no) need (?:for you )?to (?:remember|keep|store|save|hold on ?to))\b(?P<object>.*)$",
+    re.I | re.S)
+_PASSIVE = re.compile(
+    r"^(?:please |pls |just |and |so )?(?:i want |i need |i'?d like |can you (?:get |have )?|could you (?:get |have )?"
+    r"|please (?:get |have )?|make sure )?(?P<object>.{2,120}?)\s+(?:is |are |gets |get )?"
+    r"(?P<verb>(?:deleted|erased|removed|wiped|forgotten|gone|cleared|purged|scrubbed|off (?:the|your) records?|"
+    r"out of (?:your|the) (?:memory|records|system|notes|files)))\b", re.I | re.S)
+_PASSIVE_MODAL = re.compile(
+    r"^(?P<object>.{2,120}?)\s+(?:should|must|needs? to|has to|can) (?:be |get |go )?(?P<verb>deleted|erased|removed|"
+    r"wiped|forgotten|gone|cleared|purged)\b", re.I | re.S)
+_RATHER_NOT = re.compile(r"\bi(?:'?d| would) (?:rather|prefer)(?: it if)? (?P<object>.{1,80}?) (?:not be|wasn'?t|"
+                         r"weren'?t|"
+                         r"isn'?t|didn'?t get|not get|not stay) (?:remembered|saved|stored|kept|recorded|on file|"
+                         r"in (?:your|the) memory)", re.I)
+# Where an imperative may start inside a sentence: its start, after a comma or dash, after and/but/so/then.
+_CLAUSE_STARTS = re.compile(r"[,;:—–]\s*|\s-\s+|\b(?:and|but|so|then|or)\s+|\s(?=(?:could|can|would|will) (?:you|u)\b"
+                            r"|please\b)", re.I)
+_REPORTED = re.compile(r"\b(?:told|tells|telling|asked|asks|wants?|wanted|said|says|saying|keeps? saying|reminded|"
+                       r"advised|suggested|warned|begged|urged|convinced|asking|want)\s+(?:me|us|him|her|them|"
+                       r"everyone|people)\s+(?:to\s+)?$|\b(?:he|she|they|mom|mum|dad|my \w+|someone|everyone|"
+                       r"people|the \w+)\s+(?:said|says|told|tells|asked|wrote|texted|yelled)\b[^.]*$|\b(?:to|how to|"
+                       r"whether to|if i should|should i|shall i|did you|do you|can i|could i|will i|would i|"
+                       r"you'll|you will|won't you|you never|you always|you didn't|did i|have you|i'll|i will|"
+                       r"i'm going to|i am going to|i'd|i should|i could|i might|i can|trying to|try to|want to|"
+                       r"need to|have to|going to|gonna|wanna|hard to|easy to)\s+$", re.I)
+_QUESTION_CAPABILITY = re.compile(r"^\s*(?:do|does|did|will|would|can|could|have|has|is|are)\s+(?:you|it|the "
+                                  r"assistant|ai)\s+(?:ever\s+|actually\s+|really\s+)?(?:forget|delete|erase|remove)"
+                                  r"\b(?:\s+(?:things|stuff|anything|everything|what|stuff like that|old stuff|"
+                                  r"memories|over time|eventually|automatically))?\s*[?.!]*\s*$", re.I)
+# What a memory request points at when its verb also acts on things ("delete my phone number" but not
+# "delete the draft email"): a reference to what was said or stored, or a piece of personal information.
+_MEMORY_REFERENCE = re.compile(
+    r"\b(?:what i (?:just |already |once |ever |had )?(?:told|said|mentioned|shared|wrote|typed|sent|say|tell)|"
+    r"what you (?:know|have|remember|stored|"
+    r"saved|kept|noted)|that i (?:told|said|mentioned|shared)|i (?:told|said|mentioned|shared)|from (?:your|the) "
+    r"(?:memory|memories|records?|notes|files|database|system|brain|history|profile|head)|(?:your|the) memory|"
+    r"you(?:'ve| have)? (?:got|stored|saved|noted|on file|kept)|on file|on record|everything|anything|all (?:the )?"
+    r"(?:info|information|details|data|stuff|things|notes|mentions|records)|any (?:mention|record|note|trace)|"
+    r"(?:info|information|details|data|note|notes|record|records|memory|memories|mention|mentions|stuff|bit|part|"
+    r"thing|things)\b (?:about|on|regarding|of|re|related|concerning|with|for)|that|this|it|the last|my last|"
+    r"the previous)\b", re.I)
+_PERSONAL = re.compile(
+    r"^\s*(?:my|our|his|her|their|the)\s+(?:(?:old|new|previous|current|home|work|personal|private|cell|mobile|"
+    r"office|real|full|other|second|first|last|backup|emergency|billing|shipping|mailing|email)\s+)*"
+    r"(?:phone(?: number)?|number|cell|mobile|address|email(?: address)?|e-mail|birthday|birth ?date|date of birth|"
+    r"dob|age|salary|income|pay|wage|ssn|social security(?: number)?|passport(?: number)?|id(?: number)?|"
+    r"license(?: number| plate)?|licence(?: number| plate)?|plate|bank|account number|iban|routing number|"
+    r"card(?: number)?|pin|password|passcode|login|username|zip(?: code)?|postcode|post code|location|"
+    r"weight|height|diagnosis|medication|meds|prescription|health|medical|condition|therapist|therapy|"
+    r"allergy|allergies|debt|debts|loan|mortgage|rent|credit score|net worth|savings|ex|ex-\w+|"
+    r"(?:ex-)?(?:wife|husband|boyfriend|girlfriend|partner)|maiden name|middle name|name|nickname|schedule|"
+    r"workplace|employer|job|company|boss|manager|landlord|doctor|dentist|school|kid'?s school|"
+    r"kids'? names?|children'?s names?|religion|politics|political views|sexuality|orientation|"
+    r"criminal record|record|history|finances|financial \w+|details|info|information|data|stuff)\b", re.I)
+# Things a delete/remove acts on outside the memory: a file, a message, a calendar entry, code.
+_ARTEFACT = re.compile(
+    r"\b(?:file|files|folder|directory|draft|drafts|email|emails|e-mail|inbox|message from|photo|photos|picture|"
+    r"pictures|pic|pics|image|images|screenshot|video|videos|app|apps|application|"
+    r"accounts?(?!\s+(?:details|numbers?|info|information))|tab|tabs|"
+    r"branch|commit|repo|column|row|rows|line|lines|paragraph|sentence|word|comma|slide|slides|page|pages|post|"
+    r"posts|tweet|comment|comments|calendar|event|meeting|appointment from|reminder|alarm(?!\s+code)|cart|order|"
+    r"subscription|"
+    r"playlist|song|songs|contact from|cache|cookies|history from|browser|download|downloads|spreadsheet|sheet|"
+    r"doc|docs|document|documents|table|database table|entry from|item from|list|from (?:the|my) list|"
+    r"chart|graph|source code|function|variable|test|tests|container|server|key from|password manager|"
+    r"from my (?:phone|laptop|computer|calendar|inbox|drive|desktop|cart)|garage|closet|fridge|room|"
+    r"stain|weeds|trash|garbage|bins?|mail|the kids|the dog|the car|off at|by at|at the|to the|"
+    r"reservation|booking|flight|ticket|tickets)\b", re.I)
+# "the Daniel crush stuff", "the fence dispute thing": a bundle of what was said, named by its topic.
+_STUFF_TAIL = re.compile(r"\b(?:stuff|thing|things|saga|story|drama|business|situation|mess|details|info|"
+                         r"information|data|history|episode|incident|topic|subject|issue|conversation|chat|convo|"
+                         r"talk|dispute|fight|news|plan|plans|question|questions|problem|problems|worries)\s*$", re.I)
+_DEICTIC = re.compile(
+    r"^\s*(?:(?:all of )?(?:that|this|it)|the (?:thing|stuff|bit|part) i just (?:said|told you|wrote|typed|"
+    r"mentioned|shared|sent)|(?:that )?i (?:just )?(?:told you|said|mentioned|wrote|typed)(?: (?:that|this|it))?|"
+    r"that (?:last )?(?:one|bit|part|message|line|thing|comment|remark)|"
+    r"the last (?:thing|one|message|bit|part|sentence|line|comment|note|remark|entry)|(?:my|the) (?:last|"
+    r"previous|latest|most recent) (?:message|one|entry|note|comment|remark|thing(?: i said)?)|what i just "
+    r"(?:said|told you|wrote|typed|mentioned|shared|sent)|everything i just (?:said|told you|wrote)|"
+    r"the (?:previous|last) (?:message|one)|what i said (?:just now|a (?:second|minute|moment) ago)|"
+    r"(?:that|this|it) (?:last )?(?:bit|part|one)?)"
+    r"(?:\s+(?:i (?:just )?(?:said|told you|wrote|typed|mentioned|sent))?)?\s*$", re.I)
+_EVERYTHING = re.compile(r"^\s*(?:everything|all of it|all|it all|every ?thing (?:i'?ve|i have) (?:ever )?"
+                         r"(?:told|said to) you|everything (?:i'?ve|i have|you have|you'?ve|you know)"
+                         r"(?: ever)?(?: (?:told|said|heard|stored|saved|learned|got|"
+                         r"remembered))?(?: you)?(?: about me)?|"
+                         r"all (?:my|your) (?:data|memories|info|information)|(?:your|all your) memory|me|"
+                         r"anything about me|everything about me)\s*$", re.I)
+_ABOUT = re.compile(
+    r"^\s*(?:about\s+|of\s+)?(?:(?:everything|anything|all(?: of it)?|all the (?:stuff|info|information|details|"
+    r"things|notes)|"
+    r"whatever)\s+(?:(?:that\s+)?(?:i(?:'ve| have)? (?:ever )?(?:told|said|mentioned|shared)(?: to)?(?: you)?|you "
+    r"(?:know|have|remember|heard|learned|stored)|related)\s+)?(?:about|on|regarding|re|concerning|to do with|"
+    r"related to|with|involving|around)\s+)(?P<rest>.+)$", re.I | re.S)
+_TOPIC_LEAD = re.compile(
+    r"^\s*(?:about\s+)?(?:(?:what|everything|anything|all|whatever|the (?:stuff|things?|bits?|part|info|"
+    r"information|details|story|note|notes|mention|memory|memories|record))\s+(?:that\s+)?)?(?:i(?:'ve| have| had)? "
+    r"(?:ever |just |once |already |earlier )?(?:told|said|mentioned|shared|wrote|typed|tell|say|said to|"
+    r"talked about|discussed|brought up|went on about|let slip)(?: to| with)?(?: you)?(?: (?:earlier|before|"
+    r"last (?:week|month|time)|the other day|yesterday|ago))?\s*|you (?:know|have|remember|heard|learned|"
+    r"stored|saved|noted|wrote down|kept)\s*)(?:about|on|regarding|re|concerning|of|with|involving|around|that)?"
+    r"\s*(?P<rest>.*)$", re.I | re.S)
+_STUFF_LEAD = re.compile(r"^\s*(?:about\s+)?(?:the (?:stuff|things?|bits?|part|info|information|details|story|note|"
+                         r"notes|mention|mentions|memory|memories|record|records|fact|facts|conversation)|any "
+                         r"(?:mention|record|note|trace)s?(?: of)?|all mentions?(?: of)?|mentions? of)\s+"
+                         r"(?:about|on|regarding|re|concerning|of|with|involving|around)?\s*(?P<rest>.+)$",
+                         re.I | re.S)
+_TRAIL = re.compile(
+    r"\s*(?:,|;|—|–|\s-\s|\(|\.\.\.)\s*(?:i|we|he|she|they|it|that|this|there|you|because|since|as|so|but|and|not|"
+    r"no|please|pls|thanks|thank|thx|ok|okay|cause|cuz|just|if|when|now|anyway|actually|honestly|seriously|lol|haha|"
+    r"let'?s|never ?mind|whatever|though|really|obviously|long story)\b.*$"
+    r"|\s+(?:from (?:your|the|my) (?:memory|memories|records?|notes|files|database|system|brain|history|profile|"
+    r"head|list)|(?:out of|off) (?:your|the) (?:memory|records?|notes|files|system|head)|for me|for good|"
+    r"completely|entirely|permanently|forever|totally|right now|now|asap|please|pls|thanks|thank you|too|"
+    r"as well|altogether|at all|anymore|any more|from now on|going forward|okay|ok|again|immediately|right away|"
+    r"asap|now please|for now|quickly|already|"
+    r"(?:because|since|as|cause|cuz|i (?:don'?t|do not) want|it'?s|it is|that'?s|that is|we|they|he|she|"
+    r"if you|i'?m|i am|i'?ve|i have|so that|so) .*)\s*$", re.I | re.S)
+_FILLER_EN = re.compile(r"\b(?:please|pls|thanks|thank you|ok|okay|actually|just|hey|oh|so|also|and|the|a|an|"
+                        r"that|this|it|i|you|me|my|to|of|on|off|record|don'?t|do|not|save|remember|store|keep)\b",
+                        re.I)
+_DISMISSAL_OBJECT = re.compile(r"^\s*(?:(?:about )?it|about that|that (?:idea|plan|thought)|the whole (?:thing|"
+                               r"idea)|i asked|i said anything|i (?:even )?(?:asked|mentioned) it|"
+                               r"what i (?:just )?asked)\s*[.!]*\s*$", re.I)
+
+
+def _english(sentence: str) -> ForgetRequest | None:
+    if _QUESTION_CAPABILITY.search(sentence) or re.search(r"\b(?:if i (?:ask|tell|want|say)|later on|later if|in the "
+                                                         r"future|someday|some day|how does (?:that|it|this) work|"
+                                                         r"would you ever)\b", sentence, re.I):
+        return None  # a question about forgetting, not a request
+    request = _off_record_en(sentence)
+    if request:
+        return request
+    for start in [0, *(m.end() for m in _CLAUSE_STARTS.finditer(sentence))]:
+        if start and _REPORTED.search(sentence[:start]):
+            continue
+        match = _IMPERATIVE.match(sentence, start)
+        if match is None:
+            continue
+        request = _imperative_en(match.group("verb"), match.group("object"), sentence[start:match.end("verb")])
+        if request:
+            return request
+    match = _DESIRE.search(sentence)
+    if match and not _REPORTED.search(sentence[:match.start()]):
+        request = _object_en(match.group("object"), match.group(0)[:match.end("verb") - match.start()], memory=True)
+        if request:
+            return request
+    match = _RATHER_NOT.search(sentence)
+    if match and not _REPORTED.search(sentence[:match.start()]):
+        request = _object_en(match.group("object"), match.group(0), memory=True)
+        if request:
+            return request
+    for passive in (_PASSIVE_MODAL, _PASSIVE):
+        match = passive.match(sentence.strip())
+        if match:
+            obj = match.group("object")
+            verb = match.group("verb").lower()
+            memory = verb.startswith(("forgotten", "off", "out of")) or bool(_MEMORY_REFERENCE.search(obj))
+            if not _ARTEFACT.search(obj) and (memory or _PERSONAL.match(obj)) and not re.match(
+                    r"^\s*(?:i|we|he|she|they|it|you|there)\b(?! want| need|'d like| would like)", obj, re.I):
+                obj = re.sub(r"^\s*(?:i want|i need|i'?d like|can you (?:get|have)?|could you (?:get|have)?|"
+                             r"please (?:get|have)?|make sure)\s+", "", obj, flags=re.I)
+                request = _object_en(obj, match.group("verb"), memory=True)
+                if request:
+                    return request
+    return None
+
+
+_OFF_RECORD_EN = re.compile(
+    r"\boff[- ]the[- ]record\b|\bnot for (?:the record|your memory|memory)\b"
+    r"|\b(?:please )?(?:don'?t|do not|dont|no need to|never) (?:ever )?(?:remember|save|store|keep|record|log|note|"
+    r"write down|memori[sz]e|file) (?:this|the following|what i'?m (?:about to say|going to say|saying)|any of this|"
+    r"this one|this bit|this part)\b"
+    r"|\b(?:this|the following|what i'?m about to say) (?:is|stays|should stay) off the record\b"
+    r"|\b(?:this|the following|what i'?m about to say) (?:shouldn'?t|should not|isn'?t|is not|doesn'?t|does not) "
+    r"(?:need to )?(?:be )?(?:remembered|saved|stored|recorded|written down|kept|go in(?:to)? (?:your|the) "
+    r"(?:memory|records|notes))\b"
+    r"|\bnot to be (?:saved|remembered|stored|kept|recorded|logged|written down)\b"
+    r"|\bnot (?:something|anything|one) (?:to|you should|you need to|for you to) (?:remember|save|store|keep|record|"
+    r"log|write down)\b"
+    r"|\b(?:no need to|you don'?t need to|don'?t have to) (?:remember|save|store|keep|record|log) (?:this|it)\b"
+    r"(?! later)"
+    r"|\bfor (?:your|the) ears only\b|\bdon'?t (?:make a note of|take note of|file) (?:this|it)\b"
+    r"|\b(?:strictly )?between (?:you and me|us),? (?:and )?(?:don'?t|do not|not) (?:remember|save|store|keep|record)"
+    r"|\bjust venting,? (?:don'?t|no need to) (?:remember|save|store|keep)", re.I)
+
+
+def _off_record_en(sentence: str) -> ForgetRequest | None:
+    match = _OFF_RECORD_EN.search(sentence)
+    if match is None or _REPORTED.search(sentence[:match.start()]):
+        return None
+    cue = match.group(0)
+    return ForgetRequest("this" if re.search(r"off|this|following|about to|going to|saying|not to be|not "
+                                             r"(?:something|anything|one)|ears|between|venting", cue, re.I)
+                         else "previous", "", cue)
+
+
+def _imperative_en(verb: str, obj: str, cue: str) -> ForgetRequest | None:
+    memory_verb = re.match(_MEMORY_VERB, verb, re.I) is not None and not re.match(r"^forget", verb, re.I)
+    if re.match(r"^forget", verb, re.I):
+        # "forget to", "forget about it", "forget it, ..." are a reminder or a dismissal, not a request
+        if re.match(r"^\s*(?:to|how|why|when|where|whether|if|what time|who|is|was|are|were|has|had|means|meant|"
+                    r"sounds|seems|'s|can|could|would|will|might|must|should|does|did|me not|-me-not)\b", obj, re.I):
+            return None
+        if re.search(r"[,;.—–-]\s*(?:let'?s|instead|how about|what about|we (?:should|can|could)|i'?ll|"
+                     r"never ?mind|doesn'?t matter|not important|whatever)\b", obj, re.I):
+            return None  # "forget about the budget, let's talk about the trip": a change of subject
+        if _DISMISSAL_OBJECT.match(obj) or re.match(r"^\s*(?:about\s+)?it\b\s*(?:[,;.!—–-]|$)", obj, re.I):
+            return None
+        if re.match(r"^\s*(?:i|we|you|he|she|they)\b(?! (?:told|said|mentioned|shared|ever|just|once))", obj, re.I):
+            return None  # "forget I asked", "forget we talked": a dismissal
+        return _object_en(obj, cue, memory=True)
+    if memory_verb:
+        return _object_en(obj, cue, memory=True)
+    # delete, remove, erase ...: only when what follows is a memory, not a file, an email or an errand
+    target = _trim(obj)
+    if _ARTEFACT.search(target) and not re.search(r"\bwhat (?:i|you (?:know|have|remember|stored|saved))\b|"
+                                                   r"\bfrom (?:your|the) (?:memory|records)\b|\byour memory\b|"
+                                                   r"\bthat i (?:told|said)\b|\b(?:everything|anything|stuff|all) "
+                                                   r"(?:about|on|regarding)\b", obj, re.I):
+        return None
+    erase = re.fullmatch(_ERASE_VERB, verb.strip(), re.I) is not None
+    definite = re.match(r"^\s*(?:my|our|the|that|those|these|all (?:of )?(?:the|my|that)|the whole|his|her|their|"
+                        r"[A-Z][a-z]+'s)\s+\w", target) is not None
+    if not (_MEMORY_REFERENCE.search(obj) or _PERSONAL.match(target) or _STUFF_TAIL.search(target)
+            or (erase and definite)):
+        return None
+    # "clear that" is a request about the last message only with a verb or words of memory
+    if re.match(r"^\s*(?:it|that|this)\s*$", target, re.I) and not re.search(
+            r"\b(?:from (?:your|the) memory|don'?t (?:save|keep|store))", obj, re.I) and not re.search(
+            r"\b(?:scratch|strike|delete|erase|remove|wipe|drop)\b", verb, re.I):
+        return None
+    return _object_en(obj, cue, memory=False)
+
+
+def _trim(text: str) -> str:
+    """Cut reasons, politeness and "from your memory" off the end of a target, one after another."""
+    for _ in range(6):
+        cut = _TRAIL.sub("", text).strip(" .!?,:;\"'")
+        if cut == text:
+            break
+        text = cut
+    return text
+
+
+def _object_en(obj: str, cue: str, *, memory: bool) -> ForgetRequest | None:
+    whole = obj
+    if re.match(r"^\s*(?:that|this|it)\s*(?:[,;.!—–-]|$)", obj, re.I):
+        kind = "this" if re.match(r"^\s*this\b", obj, re.I) else "previous"
+        return ForgetRequest(kind, "", cue.strip())
+    target = _trim(obj)
+    target = re.sub(r"^\s*(?:about|of|on|regarding)\s+(?=(?:my|our|his|her|the|that|this|what|everything|all)\b)",
+                    "", target, flags=re.I)
+    if not target or _DEICTIC.match(target):
+        if re.search(r"\b(?:this|the following|what i'?m about to|any of this)\b", target or cue, re.I):
+            return ForgetRequest("this", "", cue.strip())
+        return ForgetRequest("previous", "", cue.strip())
+    if _EVERYTHING.match(target):
+        return ForgetRequest("everything", "", cue.strip())
+    about = _ABOUT.match(target)
+    if about:
+        rest = _clean_en(about.group("rest"))
+        if not rest:
+            return None
+        return ForgetRequest("entity" if _names_only(rest) else "topic", rest, cue.strip())
+    lead = _TOPIC_LEAD.match(target)
+    if lead and lead.group("rest").strip() and lead.group(0).strip() != lead.group("rest").strip():
+        rest = _clean_en(lead.group("rest"))
+        if not rest or _DEICTIC.match(rest):
+            return ForgetRequest("previous", "", cue.strip())
+        return ForgetRequest("topic", rest, cue.strip())
+    stuff = _STUFF_LEAD.match(target)
+    if stuff:
+        rest = _clean_en(stuff.group("rest"))
+        return ForgetRequest("topic", rest, cue.strip()) if rest else None
+    rest = _clean_en(target)
+    if re.fullmatch(r"(?:him|her|them)(?: (?:completely|entirely|totally|too))?", rest, re.I):
+        return ForgetRequest("entity", _PRONOUN, cue.strip())  # resolved to a name of the message in `detect`
+    if not rest or re.fullmatch(r"(?:things|stuff|anything|something|nothing|whatever|everyone)", rest, re.I):
+        return None
+    demonstrative = re.fullmatch(r"(?:that|those)\s+(?:\w+\s+)?\w+", rest, re.I)
+    if demonstrative and not re.search(r"\b(?:i|you|we|he|she|they|it|is|was|are|were)\b", rest, re.I):
+        return ForgetRequest("topic", re.sub(r"^(?:that|those)\s+", "", rest, flags=re.I), cue.strip())
+    if re.match(r"^(?:that|how|when|where|why|if|whether)\b", rest, re.I) and not memory:
+        return None
+    if re.match(r"^that\s+", rest, re.I):  # "forget that I mentioned my salary"
+        return ForgetRequest("topic", _clean_en(re.sub(r"^that\s+", "", rest, flags=re.I)), cue.strip())
+    if _PERSONAL.match(rest):
+        return ForgetRequest("field", rest, cue.strip())
+    if _names_only(rest) and re.search(r"[A-Z]", rest):  # "Forget Derek", "forget about Dr. Feldman"
+        return ForgetRequest("entity", rest, cue.strip())
+    del whole
+    return ForgetRequest("topic", rest, cue.strip())
+
+
+_RELATION = re.compile(r"\b(?:my|our|his|her|their|the|a|an|old|former|ex|ex-|late|dear|cousin|aunt|auntie|uncle|"
+                       r"brother|sister|friend|buddy|boss|coworker|co-worker|colleague|neighbou?r|roommate|landlord|"
+                       r"doctor|dr|mr|mrs|ms|miss|prof|coach|grandma|grandpa|grandmother|grandfather|mom|mum|dad|"
+                       r"son|daughter|wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|nephew|niece|kid|"
+                       r"stepdad|stepmom|in-law|and|or|him|her|them|guy|girl|man|woman|person|ex-\w+)\b\.?", re.I)
+
+
+def _names_only(text: str) -> bool:
+    """"Mark", "my cousin Mike", "Aunt Carol", "him": a person or thing named, nothing said about it."""
+    rest = _RELATION.sub(" ", text).replace("'s", " ").strip(" ,.")
+    words = re.findall(r"[\w'-]+", rest)
+    return all(w[0].isupper() for w in words) if words else bool(re.search(r"[a-z]", text))
+
+
+def _clean_en(text: str) -> str:
+    text = _trim(text)
+    text = re.sub(r"^(?:about|regarding|on|re)\s+", "", text, flags=re.I)
+    return text.strip()
+
+
+# -- Chinese ---------------------------------------------------------------------------------------------
+
+_ZH_FORGET = r"(?:忘掉|忘记掉|忘记|忘了|忘却)"
+_ZH_UNSTORE = (r"(?:别|不要|不用|无需|不需要|甭|千万别|可别|请勿|勿|不必|用不着|没必要|不许|不准|可以不|能不能不|"
+               r"能不|就不)(?:再|继续|帮我|给我|替我)?"
+               r"(?:记录|记下|记住|记着|保存|保留|存档|备注|留着|存着|留存|写进|写下|收录|记|存|留)(?:下来|下|着|住|进去|起来)?")
+_ZH_DELETE = (r"(?:删掉|删了|删除|删去|删|清除|清掉|清空|清理掉|清理|清了|清一下|抹掉|抹去|抹除|抹了|去掉|移除|丢掉|"
+              r"丢了|扔掉|撤掉|撤回|作废|划掉|拿掉|擦掉)")
+_ZH_NOT_FORGET = re.compile(r"(?:别|不要|不能|不会|不可以|千万别|可别|勿|没|不)(?:再|给)?忘|忘不了|忘不掉|难忘|健忘|"
+                            r"忘性|遗忘症|(?:会|会不会|容易|经常|总是|老是|总|老)(?:把[^，。！？]{0,12})?[^，。！？]{0,3}忘|"
+                            r"(?:想|希望|真想|好想|恨不得|巴不得|但愿)(?:把[^，。！？]{0,12})?[^，。！？]{0,4}忘")
+_ZH_FORGOT_TO = re.compile(r"忘(?:了|记)(?:带|拿|买|交|说|关|锁|吃|喝|做|写|问|打|发|回|去|充|付|还|叫|通知|提醒|"
+                           r"告诉|看|"
+                           r"帶|把|给|跟|和|在|是|要|穿|戴|开|浇|喂|取|存钱|预约|约|请|报|填|签|算|讲|放|收|倒|洗|"
+                           r"保存|备份|订|定|申请|续|缴|办|点|上|下|接|送|刷|查|检查|确认|回复)")
+_ZH_SUBJECT_BEFORE = re.compile(r"(?<![帮给替让叫请])(?:我|我们|他|她|他们|她们|咱|咱们|俺|人家|老婆|老公|妈|爸|妈妈|"
+                                r"爸爸|儿子|女儿|孩子|"
+                                r"同事|老板|朋友|室友|男朋友|女朋友|对象|媳妇|领导|奶奶|爷爷|姐|哥|弟|妹|它|谁|"
+                                r"[\u4e00-\u9fff]{1,3}(?:老师|经理|总|哥|姐))"
+                                r"(?:又|也|都|竟然|居然|差点|完全|真的|还|早就|早|全|给|就|还是|一下子|根本|经常|总是|"
+                                r"老是|已经)*(?:把[^，。！？]{0,20})?$")
+_ZH_REPORTED = re.compile(r"(?:(?:让|叫|要|劝|求|逼|请)(?:我|他|她|他们|她们|人|别人|我妈|我爸|"
+                          r"[\u4e00-\u9fff]{1,2}(?=把))|"
+                          r"跟我说|告诉我|说让|说要|他说|她说|他们说|说：|说:|问我|问：|问:|"
+                          r"(?:怕|担心|万一|如果|要是|假如|假设|是不是|会不会)[^，。！？]{0,8}$|"
+                          r"教我|逼我|求我|提醒我|嘱咐我|建议我|催我)[^，。！？]{0,30}$")
+_ZH_ARTEFACT = re.compile(r"文件|照片|图片|相片|相册|邮件|草稿|文档|视频|截图|app|APP|应用|软件|群聊|好友|联系人|"
+                          r"购物车|"
+                          r"订单|日程|闹钟|提醒事项|备忘录|帖子|评论|朋友圈|微博|代码|分支|表格|这一行|那一行|这段话|"
+                          r"这句话里|这个词|那个词|缓存|浏览记录|歌单|歌|行程|预约|课|航班|机票|门票|订阅|账号|账户|"
+                          r"草稿箱|收件箱|PPT|ppt|幻灯片|页|段落|标点|图片|链接|附件|便签|待办|清单|列表")
+_ZH_MEMORY_REF = re.compile(r"记忆|记录|你记的|你存的|你那里|你那边|你这里|你这边|你那儿?|那件事|这件事|那个事|那些事|"
+                            r"信息|资料|数据|内容|那些|这个|那个|我(?:跟|和|对|给|同)你(?:说|讲|提|聊|透露)|"
+                            r"我说过|我提过|我讲过|我告诉过?你|关于|有关|相关|的事|的信息|的资料|的内容|的情况|的东西|"
+                            r"的部分|那段|那句|那条|这句|这条|刚才|刚刚|上一|前面|之前说|都|全部|所有|统统|一切")
+_ZH_MEMORY_STRICT = re.compile(r"记忆|你记的|你存的|你那里|你那边|你这里|你这边|你那儿?|我(?:跟|和|对|给|同)你(?:说|"
+                               r"讲|提|聊|"
+                               r"透露)|我说过|我提过|我讲过|我告诉过?你|关于|相关|有关")
+_ZH_DEICTIC = re.compile(r"^(?:刚才|刚刚|方才|上一|前面|之前|上面|刚|前一)?(?:那|这|上)?一?(?:句|条|段|个|些|件事|"
+                         r"句话|条消息|"
+                         r"段话|条信息|个信息|部分|次|回|条记录|说的|讲的|发的|打的|提的)*(?:话|内容|事|东西|消息)?$")
+_ZH_THIS = re.compile(r"^(?:这|以下|下面|接下来|后面|这段|这些|这个|这句|这条|这事)")
+_ZH_ABOUT = re.compile(r"(?:关于|有关|跟|和|与)(?P<rest>.+?)(?:有关|相关)?的?(?:所有|全部|一切)?(?:事情?|信息|内容|"
+                       r"东西|记录|"
+                       r"资料|部分|情况|话|聊天|记忆|一切)?(?:都|全|全部|统统|一概)?$")
+_ZH_RELATED = re.compile(r"^(?P<rest>.+?)(?:相关|有关)的?")
+_ZH_FILL = re.compile(
+    r"[A-Za-z]+|唉|哎|嗯|呃|诶|欸|吗|先|赶紧|马上|立刻|直接|哈哈+|hmm+|一股脑儿?|从你那(?:儿|里|边)?|(?:存|记|留|保存)着|么|能|可以|请你|请|麻烦你?|拜托你?|帮我|帮忙|给我|替我|你|把|将|就|都|全都|全部|统统|通通|一概|一下|吧|啊|呀|哈|啦|呗|哦|噢|嘛|"
+    r"了|呢|好吗|好不好|行吗|行不行|可以吗|可不可以|能不能|能否|可否|以后|再|也|从|里面?|里头|中的?|之中|"
+    r"(?:你的?)?(?:记忆|记录|脑子|数据库|存档|资料库|备忘)|我(?:之前|以前|上次|那天|刚才|曾经)?(?:跟|和|对|给|同)"
+    r"你(?:说|讲|提|聊|透露|分享)(?:过|起)?的?|我(?:之前|以前|上次|那天|曾经)?(?:说|讲|提|告诉你|透露|分享)过?的|"
+    r"(?:之前|以前|上次|那天|曾经)(?:说|讲|提)(?:过|到)?的|的事情?$|的信息$|的内容$|的资料$|的记录$|的情况$|的东西$|"
+    r"的部分$|的话$|这个|那个|这些|那些|这条|那条|[，,。.!！?？、~～…]|\s+")
+# Words that make a sentence a request to the assistant rather than a report ("帮我删了吧" / "我删了").
+_ZH_REQUEST = re.compile(r"吧|请|帮我|帮忙|给我|替我|你|能不能|能否|可不可以|可以|麻烦|拜托|一下|行吗|好吗|么|吗|都给|"
+                         r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚|上一|全|都|统统")
+_ZH_DISMISS = re.compile(r"算了|没事|无所谓|不重要|没关系|当我没说|别管了|不提了|不说了|随便")
+_ZH_PERSONAL = re.compile(r"^(?:我|我的|我家|我们家|我家的)?(?:手机号码?|电话号码?|电话|手机|号码|微信号?|QQ号?|邮箱|"
+                          r"地址|住址|家庭住址|身份证号?码?|身份证|生日|出生日期|年龄|工资|薪水|收入|月薪|年薪|银行卡号?|"
+                          r"卡号|密码|车牌号?|护照号?码?|体重|身高|病|病情|诊断|药|存款|贷款|房贷|负债|欠款|公司|单位|"
+                          r"工作单位|学校|小区|门牌号|家庭情况|前任|前女友|前男友|前妻|前夫|病史|社保号?|医保卡?号?|"
+                          r"信用卡号?|支付宝|账号|定位|位置|行踪)")
+
+
+def _chinese(sentence: str) -> ForgetRequest | None:
+    text = sentence.strip()
+    off = re.search(r"(?:这句|这条|这段|这些|以下|下面的?|接下来的?|这事|这件事|这个)(?:话|内容)?(?:你)?" + _ZH_UNSTORE
+                    + r"|私下(?:跟你)?说|悄悄(?:跟你)?说|说了你(?:也)?(?:别|不要)记|不用记[，,、]?(?:我)?就是|"
+                    r"(?:别|不要|不用)(?:给我)?(?:记|存|保存|记录)(?:下来|下)?[，,：:]|不要记录在案|别记在?(?:小)?本子上|"
+                    r"别往心里记|你(?:听听|听一下)就好|听完就忘|听过就忘|听了就忘", text)
+    if off and not _ZH_REPORTED.search(text[:off.start()]):
+        return ForgetRequest("this", "", off.group(0))
+    for cue_pattern, kind in ((_ZH_UNSTORE, "unstore"), (_ZH_FORGET, "forget"), (_ZH_DELETE, "delete")):
+        for match in re.finditer(cue_pattern, text):
+            request = _chinese_at(text, match, kind)
+            if request:
+                return request
+    return None
+
+
+def _chinese_at(text: str, match: re.Match[str], kind: str) -> ForgetRequest | None:
+    before, cue, after = text[:match.start()], match.group(0), text[match.end():]
+    clause_before = re.split(r"[，,：:；;]", before)[-1]
+    if _ZH_REPORTED.search(before):
+        return None
+    if kind == "forget":
+        if _ZH_NOT_FORGET.search(text[max(0, match.start() - 6):match.end()]) or _ZH_FORGOT_TO.match(text,
+                                                                                                       match.start()):
+            return None
+        if _ZH_SUBJECT_BEFORE.search(clause_before) and not re.search(r"(?:帮我|给我|替我|请你?|你)把", clause_before):
+            return None
+        if re.match(r"(?:了|掉)?(?:吗|么|没|没有)", after) and not re.search(r"能不能|可不可以|可以|能否|会", text):
+            return None
+        if cue == "忘了" and re.match(r"\s*[\u4e00-\u9fff]", after) and not re.match(r"\s*(?:吧|啊|呀|哈|呗|吗|"
+                                                                                     r"哦|嘛|它|他|她|这|那|关于|"
+                                                                                     r"我的|我说|刚才|以前|之前)",
+                                                                                     after):
+            return None  # "忘了X" with X a thing: the user forgot it
+    if kind == "delete" and _ZH_SUBJECT_BEFORE.search(clause_before) and not re.search(
+            r"(?:帮我|给我|替我|请你?|你)把", clause_before):
+        return None  # "我儿子把游戏删了": someone did it
+    clause = clause_before + cue + re.split(r"[，,。.！!？?；;]", after, maxsplit=1)[0]
+    if kind in ("forget", "delete") and re.match(r"(?:了|掉了)?\s*(?:[，,。.！!～~]|$)", after) \
+            and not _ZH_REQUEST.search(clause) and not cue.endswith("掉") and not clause.startswith("把"):
+        return None  # "邮箱密码忘记了", "聊天记录删了": what happened, not a request
+    if kind == "forget" and re.match(r"(?:了|掉)?(?:它|他|她)(?:吧|啦|呗)?", after) and not _ZH_MEMORY_REF.search(text):
+        return None  # "忘了它吧": let it go
+    object_text = _zh_object(before, after, kind)
+    if kind == "delete" and _ZH_ARTEFACT.search(object_text) and not _ZH_MEMORY_STRICT.search(object_text):
+        return None
+    if kind == "delete" and not (_ZH_MEMORY_REF.search(before + after) or _ZH_PERSONAL.match(_zh_clean(object_text))
+                                 or _zh_clean(object_text) == "" or re.match(r"\s*(?:我|咱)", object_text)):
+        return None
+    target = _zh_clean(re.sub(_ZH_DELETE + "|" + _ZH_UNSTORE, "", object_text))
+    if target in ("他", "她", "它", "他们", "她们", "这个人", "那个人"):  # "老周这个人……关于他的全删"
+        person = re.search(r"(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|哥|姐|叔|姨|师傅|老师|医生)", before)
+        if person is None:
+            return None
+        return ForgetRequest("entity", person.group(0), cue)
+    back = re.search(r"刚才|刚刚|刚|方才|上一|上面|前面", target) and len(target) <= 8
+    if not target or _ZH_DEICTIC.match(target) or back:
+        if kind == "forget" and (_ZH_DISMISS.search(text) or not re.search(r"刚才|刚刚|那句|那条|上一|前面|这句|这条|"
+                                                                          r"那个|这个|那些|这些|说的|讲的", text)):
+            return None  # "算了，忘了吧": let it go
+        if _ZH_THIS.match(object_text.strip()):
+            return ForgetRequest("this", "", cue)
+        return ForgetRequest("previous", "", cue)
+    if re.fullmatch(r"(?:我|你|所有|一切|全部|所有的?东西|所有记忆|你记的所有|关于我的(?:一切|所有)?)", target):
+        return ForgetRequest("everything", "", cue)
+    about = _ZH_ABOUT.search(object_text) or _ZH_RELATED.search(object_text)
+    everything = re.search(r"都|全|所有|一切|统统|通通", text) is not None
+    if about and _zh_clean(about.group("rest")):
+        rest = _zh_clean(about.group("rest"))
+        return ForgetRequest("entity" if everything else "topic", rest, cue)
+    owner = re.fullmatch(r"(?P<rest>[\u4e00-\u9fff]{1,6}?)的(?:事情?|信息|内容|资料|一切|所有)", target)
+    if owner and everything:  # "小刘的事你都给我忘了吧"
+        return ForgetRequest("entity", owner.group("rest"), cue)
+    if _ZH_PERSONAL.match(target):
+        return ForgetRequest("field", target, cue)
+    return ForgetRequest("topic", target, cue)
+
+
+def _zh_object(before: str, after: str, kind: str) -> str:
+    """The words naming what to forget: after the cue ("忘掉X", "别再记X了"), or before it ("把X删了", "X别记了")."""
+    tail = re.split(r"[，,。.!！?？；;]", after, maxsplit=1)[0]
+    tail = re.sub(r"^(?:了|掉|吧|啊|呀|呗|哈|哦|嘛)+", "", tail)
+    if _zh_clean(tail) and not re.fullmatch(r"(?:吧|了|啊|呀|哈|呗|哦|好吗|好不好|行吗|可以吗|就行|就好|算了|"
+                                            r"拉倒|得了|以后|从此|永远|彻底|干净|掉|光)+", _zh_clean(tail)):
+        return tail
+    clauses = [c for c in re.split(r"[，,：:；;]", before) if c.strip()]
+    head = clauses[-1] if clauses else ""
+    if "把" in head:
+        head = head[head.index("把") + 1:]
+    if not _zh_clean(head) and len(clauses) >= 2:
+        head = clauses[-2]  # "我之前说的那个地址，你帮我删掉吧"
+        if "把" in head:
+            head = head[head.index("把") + 1:]
+    return head
+
+
+def _zh_clean(text: str) -> str:
+    out = _ZH_FILL.sub("", _ZH_DISMISS.sub("", text))
+    out = re.sub(r"^(?:的|是|说|提|讲|关于)+|(?:的|是|里|中|全|都)+$", "", out)
+    return out.strip()
+
+
+# Fillers removed before deciding whether a message says anything besides its cue (`_has_content`).
+_FILLER_ZH = re.compile(r"[吧啊呀哈啦呗哦嘛了呢的你我请就都也]")

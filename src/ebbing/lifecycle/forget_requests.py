@@ -1,0 +1,203 @@
+"""Forgetting on request: find what a user's "forget ..." names among their records, and forget it.
+
+A request (`ebbing.ingest.forget_request`) names its target in words; the records it means are found the way a
+search finds them, by calibrated relevance over the user's live and archived records, and then narrowed:
+
+- `previous`: the user's newest record, if it was said within `previous_window` of the request;
+- `entity` ("everything about Mark"): every record that names the person or thing;
+- `field`, `topic`: the records that stand out for the target: calibrated relevance at least `min_relevance`
+  and a strength (relevance before retention, on the ranking's scale) within `margin` of the best one;
+- `this` ("off the record"): nothing stored before; the message itself is not stored either;
+- `everything`: never acted on from one line of chat; it comes back ambiguous with no candidates.
+
+When the words fit two or more different things equally (two appointments and "forget the appointment")
+nothing goes and the outcome lists the candidates, so the agent can ask which.
+
+Targets go to the trash with the reason "asked by the user" and the request's id in the event, or are purged
+at once when the store is in privacy mode. Records under legal hold stay and are listed as held.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ebbing.errors import InvalidInput
+from ebbing.ingest.align import PEOPLE_KEYS, tokens
+from ebbing.ingest.forget_request import ForgetRequest
+from ebbing.lifecycle.operations import Lifecycle
+from ebbing.model import Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
+from ebbing.store.base import FullStore
+
+REASON = "asked by the user"
+
+# Ranking the user's records for a target: (query, scope, how many, now) -> hits, best first, nothing counted.
+Rank = Callable[[str, Scope, int, float], list[Hit]]
+
+
+@dataclass(frozen=True)
+class ForgetConfig:
+    min_relevance: float = 0.6  # a target's calibrated relevance to the request's words (0..1)
+    margin: float = 0.25  # a target's strength is at least the best one's minus this
+    considered: int = 40  # records ranked for a target
+    previous_window: float = 3600.0  # "forget that" reaches back this many seconds at most
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.min_relevance <= 1.0:
+            raise InvalidInput("min_relevance", "must be between 0 and 1")
+        if not 0.0 <= self.margin <= 1.0:
+            raise InvalidInput("margin", "must be between 0 and 1")
+        if self.considered < 1:
+            raise InvalidInput("considered", "must be at least 1")
+        if self.previous_window < 0:
+            raise InvalidInput("previous_window", "must be >= 0 seconds")
+
+
+def strength(hit: Hit) -> float:
+    """How strongly a hit answers the target, retention taken out: a faded record is as much what was named."""
+    weight = hit.parts.get("retention", 1.0) or 1.0
+    return hit.score / weight
+
+
+_NOT_NAMES = frozenset("""my our the his her their a an everything all anything what dr mr mrs ms miss prof coach aunt
+    auntie uncle cousin grandma grandpa mom mum dad sir madam st i""".split())
+
+
+def names_in(target: str) -> list[str]:
+    """The proper names a target holds ("my ex-husband Dave" -> Dave; "Aunt Carol" -> Carol; "老王" -> 老王)."""
+    latin = [w.removesuffix("'s") for w in re.findall(r"[A-Za-z][\w'-]*", target)
+             if w[0].isupper() and w.lower().removesuffix("'s") not in _NOT_NAMES]
+    han = re.sub(r"^(?:我的|我们的|我|我家|他的|她的)", "", "".join(re.findall(r"[\u4e00-\u9fff]+", target)))
+    return latin + ([han] if han and not latin else [])
+
+
+def _mentions(text: str, name: str) -> bool:
+    if re.search(r"[\u4e00-\u9fff]", name):
+        return name in text
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text, re.I) is not None
+
+
+def kept(request: ForgetRequest, text: str) -> bool:
+    """Did the user say to keep this one ("Vikram stays", "Keep my son's", "刘姐的留着")?"""
+    for keep in request.keep:
+        if any(_mentions(text, n) for n in names_in(keep) if not _mentions(request.target, n)):
+            return True
+        if someone_else(request.target, text, owners_only=False) and not someone_else(keep, text, owners_only=False):
+            return True
+    return False
+
+
+def choose(request: ForgetRequest, hits: Sequence[Hit], config: ForgetConfig) -> tuple[list[Hit], bool]:
+    """The hits a field, topic or entity request means, and whether the words fit different things equally."""
+    hits = [h for h in hits if not kept(request, h.record.text)]
+    if request.kind == "entity":
+        names = names_in(request.target)
+        if names:
+            named = [h for h in hits if any(_mentions(h.record.text, n) for n in names)]
+            return named, False
+    strong = [h for h in hits if h.parts.get("relevance", 0.0) >= config.min_relevance
+              and not someone_else(request.target, h.record.text)]
+    if not strong:
+        return [], False
+    best = max(strength(h) for h in strong)
+    chosen = [h for h in strong if strength(h) >= best - config.margin]
+    return chosen, False
+
+
+_OWNER_EN = re.compile(r"\b(?P<who>[a-z]+)(?:\s+[A-Z][a-z]+)?(?:'s|s')\s", re.I)
+
+
+def someone_else(target: str, text: str, *, owners_only: bool = True) -> bool:
+    """Is `text` about another person's or another one's thing than the target names? "my phone number" does not
+    mean "my wife's phone number is ...", nor "my work laptop" "my personal laptop" (`ingest.align` qualifiers).
+    With `owners_only`, a person counts only as an owner ("my wife's cell", "我老婆的手机号"): "my daughter Lily
+    starts at Brookfield" is still about the daughter's school."""
+    wanted = {t.key for t in tokens(target) if t.tag == "qualifier"}
+    held = {t.key for t in tokens(text) if t.tag == "qualifier"}
+    if owners_only:
+        owners = {m.group("who").lower() for m in _OWNER_EN.finditer(text + " ")}
+        owners |= {w for w in re.findall(r"([\u4e00-\u9fff]{1,3})的", text)}
+        held_people = {k for k in held & PEOPLE_KEYS
+                       if any(o == k or o.startswith(k) or k.startswith(o) or o.endswith(k) for o in owners)}
+    else:
+        held_people = held & PEOPLE_KEYS
+    people_wanted = wanted & PEOPLE_KEYS
+    if held_people - people_wanted and not held_people & people_wanted:
+        return True  # the record is about a person the target does not name
+    other_wanted, other_held = wanted - PEOPLE_KEYS, held - PEOPLE_KEYS
+    return bool(other_wanted) and bool(other_held - other_wanted) and not other_held & other_wanted
+
+
+class Requests:
+    """Acts on forget requests and `forget_matching` for one `Memory`."""
+
+    def __init__(self, store: FullStore, lifecycle: Lifecycle, rank: Rank, config: ForgetConfig,
+                 erased: Callable[[], None]) -> None:
+        self.store, self.lifecycle, self.rank, self.config = store, lifecycle, rank, config
+        self.erased = erased  # called after a purge: caches holding text drop it
+
+    def resolve(self, request: ForgetRequest, scope: Scope, now: float) -> tuple[list[MemoryRecord], list[Hit], bool]:
+        """(records meant, candidates shown, ambiguous) for a request; nothing changes."""
+        user_scope = Scope(scope.tenant, scope.user_id)
+        if request.kind == "this":
+            return [], [], False
+        if request.kind == "everything":
+            return [], [], True
+        if request.kind == "previous":
+            for record in self.store.latest(scope.tenant, scope.user_id, scope.session_id, 5):
+                if _is_assistant(record):
+                    continue
+                if 0.0 <= now - record.created_at.timestamp() <= self.config.previous_window:
+                    return [record], [Hit(record, 1.0, {"previous": 1.0})], False
+                break
+            return [], [], False
+        limit = self.config.considered * (3 if request.kind == "entity" else 1)
+        names = names_in(request.target) if request.kind == "entity" else []
+        hits = self.rank(" ".join(names) or request.target, user_scope, limit, now)  # a name alone finds them all
+        chosen, ambiguous = choose(request, hits, self.config)
+        if ambiguous:
+            return [], chosen, True
+        return [h.record for h in chosen], chosen, False
+
+    def matching(self, query: str, scope: Scope, now: float, *, purge: bool,
+                 dry_run: bool) -> tuple[ForgetOutcome, list[Event]]:
+        """`Memory.forget_matching`: a query names what to forget, as a request's target would."""
+        words = re.findall(r"[\w'-]+", query)
+        bare_name = bool(names_in(query)) and len(words) <= 3 and all(w[0].isupper() for w in words if w.isascii())
+        kind = "entity" if bare_name else "topic"  # "Mark": every record naming him
+        return self.act(ForgetRequest(kind, query, ""), scope, now, purge=purge, dry_run=dry_run)
+
+    def act(self, request: ForgetRequest, scope: Scope, now: float, *, purge: bool,
+            dry_run: bool = False) -> tuple[ForgetOutcome, list[Event]]:
+        request_id = new_id(now)
+        records, candidates, ambiguous = self.resolve(request, scope, now)
+        held = [r.id for r in records if r.held]
+        records = [r for r in records if not r.held]
+        events: list[Event] = []
+        forgotten: list[MemoryRecord] = []
+        if records and not dry_run and not ambiguous:
+            data = {"request": request_id, "policy": "request"}
+            if purge:
+                self.lifecycle.purge([r.id for r in records], now, f"{REASON} (privacy mode)", data)
+                self.erased()
+                forgotten = records
+            else:
+                forgotten = [self.lifecycle.forget(r.id, now, REASON, data) for r in records]
+            events = [e for r in records for e in self.store.history(scope.tenant, r.id)[-1:]]
+        outcome = ForgetOutcome(request_id, request.kind, request.target, forgotten,
+                                candidates if (ambiguous or dry_run) else [], ambiguous, purge and bool(forgotten),
+                                dry_run, held)
+        if not dry_run:
+            note = Event(request_id, "forget_request", when(now), self.lifecycle.actor, REASON,
+                         {"kind": request.kind, "forgotten": [r.id for r in forgotten], "ambiguous": ambiguous,
+                          "candidates": [h.record.id for h in outcome.candidates], "held": held,
+                          "purged": outcome.purged})
+            self.store.add_events(scope.tenant, [note])
+            events.append(note)
+        return outcome, events
+
+
+def _is_assistant(record: MemoryRecord) -> bool:
+    role = record.metadata.get("role") if isinstance(record.metadata, dict) else None
+    return isinstance(role, str) and role.strip().casefold() == "assistant"

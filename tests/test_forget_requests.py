@@ -1,0 +1,183 @@
+"""Forget on request: detection in both languages, each kind of target, ambiguity, privacy mode, near-misses and
+`forget_matching`, on SQLite and PostgreSQL (the `smart` fixture runs on both)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from ebbing import Memory
+from ebbing.errors import InvalidInput, NotFound
+from ebbing.ingest.forget_request import detect
+
+from .conftest import T0
+
+REQUESTS = [
+    ("Please forget what I told you about my daughter's school.", "topic"),
+    ("别再记我的手机号了，删掉吧。", "field"),
+    ("Can you delete my phone number?", "field"),
+    ("forget that", "previous"),
+    ("刚才那句别记", "previous"),
+    ("Forget everything about Mark.", "entity"),
+    ("把关于老王的都删了", "entity"),
+    ("Off the record, I'm interviewing at another company.", "this"),
+    ("这句别记：我在看别的工作机会。", "this"),
+    ("I'd rather you didn't remember my ex's name.", "field"),
+    ("忘掉我跟你说的关于我换工作的事", "topic"),
+]
+NEAR_MISSES = [
+    "I forgot my keys again",
+    "don't forget to call mom",
+    "忘了带伞",
+    "forget it, let's order pizza",
+    "delete the draft email",
+    "my boss told me to forget about the bonus",
+    "算了，忘了吧，我们聊别的",
+    "把那个文件删了",
+    "Do you ever forget things?",
+    "他把我生日忘了",
+    "别忘了提醒我交房租",
+    "Forget is a nice word.",
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), REQUESTS)
+def test_requests_are_detected_with_their_kind(text: str, kind: str) -> None:
+    request = detect(text)
+    assert request is not None and request.kind == kind
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_are_not_requests(text: str) -> None:
+    assert detect(text) is None
+
+
+def _history(mem: Memory, user: str, texts: list[str], days_ago: list[float]) -> list[str]:
+    ids = []
+    for text, ago in zip(texts, days_ago, strict=True):
+        ids.append(mem.add(text, user_id=user, at=T0 - timedelta(days=ago)).records[0].id)
+    return ids
+
+
+def _tier(mem: Memory, memory_id: str) -> str:
+    try:
+        return mem.get(memory_id).tier.value
+    except NotFound:
+        return "purged"
+
+
+def test_a_topic_request_forgets_the_topic_and_keeps_the_look_alike(smart: Memory) -> None:
+    school, son, allergy = _history(smart, "u", [
+        "My daughter Lily goes to Maple Grove Elementary.",
+        "My son Tom is in the chess club at Oak Ridge Middle School.",
+        "I'm allergic to shrimp."], [90, 60, 10])
+    result = smart.add("Please forget what I told you about my daughter's school.", user_id="u", at=T0)
+    assert result.records == []  # the request itself is not a memory
+    assert result.forget is not None and result.forget.kind == "topic"
+    assert [r.id for r in result.forget.forgotten] == [school]
+    assert _tier(smart, school) == "trash" and _tier(smart, son) != "trash" and _tier(smart, allergy) != "trash"
+    moved = [e for e in smart.history(school) if e.type == "tier"][-1]
+    assert moved.reason == "asked by the user" and moved.data["request"] == result.forget.id
+    assert [e.type for e in result.events][-1] == "forget_request"
+    assert not [h for h in smart.search("daughter school", user_id="u", at=T0) if h.record.id == school]
+
+
+def test_a_field_request_in_chinese_keeps_another_persons_value(smart: Memory) -> None:
+    mine, wife, _ = _history(smart, "u", ["我的手机号是13812345678。", "我老婆的手机号是13900001111。", "我对虾过敏。"],
+                             [100, 60, 10])
+    result = smart.add("别再记我的手机号了，删掉吧。", user_id="u", at=T0)
+    assert result.forget is not None and [r.id for r in result.forget.forgotten] == [mine]
+    assert _tier(smart, wife) != "trash"
+
+
+def test_forget_that_means_the_message_just_before(smart: Memory) -> None:
+    older, last = _history(smart, "u", ["I work at Acme as a data engineer.", "I think my manager is an idiot."],
+                           [30, 0.001])
+    result = smart.add("Actually, forget that.", user_id="u", at=T0)
+    assert result.forget is not None and result.forget.kind == "previous"
+    assert _tier(smart, last) == "trash" and _tier(smart, older) != "trash"
+
+
+def test_forget_that_long_after_forgets_nothing(smart: Memory) -> None:
+    (only,) = _history(smart, "u", ["I think my manager is an idiot."], [3])
+    result = smart.add("forget that", user_id="u", at=T0)
+    assert result.forget is not None and result.forget.forgotten == [] and _tier(smart, only) != "trash"
+
+
+def test_everything_about_a_person_goes_other_people_stay(smart: Memory) -> None:
+    ids = _history(smart, "u", ["Mark is my old college roommate.", "Mark borrowed $200 from me in March.",
+                                "Jenny from accounting is getting married in June.", "My sister lives in Leeds."],
+                   [200, 100, 50, 20])
+    result = smart.add("Forget everything about Mark, we're not friends anymore.", user_id="u", at=T0)
+    assert result.forget is not None and result.forget.kind == "entity"
+    assert sorted(r.id for r in result.forget.forgotten) == sorted(ids[:2])
+    assert [_tier(smart, i) for i in ids[2:]] == ["hot", "hot"] or all(_tier(smart, i) != "trash" for i in ids[2:])
+
+
+def test_archived_records_are_found_and_forgotten(smart: Memory) -> None:
+    (old,) = _history(smart, "u", ["We had dinner at Luigi's pizzeria with the Hendersons on Friday."], [0])
+    smart.sweep(at=T0 + timedelta(days=40))  # long unused: it leaves the live store for the archive
+    assert _tier(smart, old) == "cold"
+    result = smart.add("Please forget the dinner with the Hendersons.", user_id="u", at=T0 + timedelta(days=41))
+    assert result.forget is not None and [r.id for r in result.forget.forgotten] == [old]
+    assert _tier(smart, old) == "trash"
+
+
+def test_off_the_record_is_not_stored(smart: Memory) -> None:
+    before = smart.stats("u")
+    result = smart.add("Off the record, I'm interviewing at Google next week.", user_id="u", at=T0)
+    assert result.records == [] and result.forget is not None and result.forget.kind == "this"
+    assert smart.stats("u") == before
+    assert smart.search("interviewing at Google", user_id="u", at=T0) == []
+
+
+def test_near_misses_are_stored_and_forget_nothing(smart: Memory) -> None:
+    (keys,) = _history(smart, "u", ["I keep my spare keys under the blue flower pot."], [20])
+    for text in ("I forgot my keys again", "don't forget to call mom", "忘了带伞"):
+        result = smart.add(text, user_id="u", at=T0)
+        assert result.forget is None and result.records
+    assert _tier(smart, keys) != "trash"
+
+
+def test_an_assistant_message_is_never_a_request(smart: Memory) -> None:
+    (phone,) = _history(smart, "u", ["My phone number is 555-0142."], [20])
+    result = smart.add("Sure, I'll forget your phone number.", user_id="u", at=T0, metadata={"role": "assistant"})
+    assert result.forget is None and _tier(smart, phone) != "trash"
+
+
+def test_an_ambiguous_request_forgets_nothing_and_offers_candidates(smart: Memory) -> None:
+    ids = _history(smart, "u", ["My phone number is 555-0142.", "I like tea."], [20, 10])
+    result = smart.add("forget everything", user_id="u", at=T0)
+    assert result.forget is not None and result.forget.ambiguous and result.forget.forgotten == []
+    assert all(_tier(smart, i) != "trash" for i in ids)
+
+
+def test_privacy_mode_purges_at_once(location: str, tmp_path, e5) -> None:  # type: ignore[no-untyped-def]
+    with Memory(location, embedder=e5, archive=tmp_path / "archive", privacy=True) as mem:
+        (phone, other) = _history(mem, "u", ["My phone number is 555-0142.", "I like green tea."], [50, 10])
+        result = mem.add("Delete my phone number from your memory.", user_id="u", at=T0)
+        assert result.forget is not None and result.forget.purged
+        assert _tier(mem, phone) == "purged" and _tier(mem, other) != "trash"
+    with Memory(location, embedder=e5, archive=tmp_path / "archive") as again:
+        assert again.privacy  # kept in the store
+
+
+def test_forget_matching_shows_before_it_forgets(smart: Memory) -> None:
+    school, son = _history(smart, "u", ["My daughter Lily goes to Maple Grove Elementary.",
+                                        "My son Tom is in the chess club at Oak Ridge Middle School."], [90, 60])
+    dry = smart.forget_matching("my daughter's school", user_id="u", at=T0)
+    assert dry.dry_run and [h.record.id for h in dry.candidates] == [school]
+    assert _tier(smart, school) != "trash"
+    done = smart.forget_matching("my daughter's school", user_id="u", dry_run=False, at=T0)
+    assert [r.id for r in done.forgotten] == [school] and _tier(smart, school) == "trash"
+    assert _tier(smart, son) != "trash"
+    with pytest.raises(InvalidInput, match="query"):
+        smart.forget_matching("", user_id="u")
+
+
+def test_held_records_stay(smart: Memory) -> None:
+    (phone,) = _history(smart, "u", ["My phone number is 555-0142."], [50])
+    smart.hold(phone, at=T0)
+    result = smart.add("Please delete my phone number.", user_id="u", at=T0)
+    assert result.forget is not None and result.forget.held == [phone] and _tier(smart, phone) != "trash"

@@ -198,7 +198,7 @@ class Memory:
         self._cold_index = ColdIndex(self._cold_files)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
         self.requests = Requests(self.store, self.lifecycle, self._rank_for_forget, forgetting or ForgetConfig(),
-                                 self._cold_index.clear)
+                                 self._cold_index.clear, self._same_attribute)
         if privacy is not None:  # a per-store setting: every surface opening this store sees it
             self.store.set_meta("privacy", "on" if validate.flag(privacy, "privacy") else "off")
         space = f"{embedder.name}:{embedder.dimensions}"
@@ -961,6 +961,15 @@ class Memory:
 
     def _rank_for_forget(self, query: str, scope: Scope, limit: int, now: float) -> list[Hit]:
         return self._rank(query, scope, limit, None, now, include_cold=True)
+
+    def _same_attribute(self, older: MemoryRecord, newer: MemoryRecord) -> float:
+        """P(the two are one attribute), as the write path's judge reads a pair (ebbing.ingest.sameness)."""
+        vectors = [r.embedding if r.embedding is not None else self.embedder.embed([r.text])[0]
+                   for r in (older, newer)]
+        z = float(self._background_vectors().pairs(np.stack(vectors), np.array([is_cjk(older.text),
+                                                                                is_cjk(newer.text)]))[0, 1])
+        signals = sameness.signal_vector(older.text, newer.text, z, older.kind, newer.kind)
+        return float(self.sameness.probabilities(vectors[0], vectors[1], signals, self.ingest.embedder)[0])
 
     def _touched(self, hit: Hit, now: float) -> Hit:
         record = dataclasses.replace(hit.record, access_count=hit.record.access_count + 1,

@@ -97,7 +97,8 @@ _KEEP = (
     re.compile(r"(?<!not )(?<!n't )(?<!never )(?<!stop )\b(?:keep|leave|don'?t (?:delete|forget|touch|remove))\s+"
                r"(?!(?:any|anything|it|that|this|them)\b)(?P<keep>[^.,;!?]{2,60})", re.I),
     re.compile(r"(?:^|[.,;!?]\s*|\bbut\s+)(?P<keep>[^.,;!?]{2,60}?)\s+(?:stays|can stay|should stay|is fine|are fine|"
-               r"is ok(?:ay)?|is good|can be kept|you can keep)\b", re.I),
+               r"is ok(?:ay)?|is good|can be kept|you can keep|'s fine|'s ok(?:ay)?|'s good|can remain|"
+               r"may stay)\b", re.I),
     re.compile(r"(?:^|[.,;!?]\s*)(?:[Bb]ut )?[Nn]ot (?P<keep>(?:the |my )?[A-Z][^.,;!?]{1,60})"),
     re.compile(r"(?:^|[，,。！？!?；;]|但是?|不过)(?P<keep>[^，,。！？!?；;]{1,20}?)(?:的)?(?:就|都|还|可以|先)?(?:留着|保留|别删|"
                r"不用删|不要删|不删|可以留|没关系|不用动|别动|不用管|照旧|继续记)"),
@@ -546,10 +547,13 @@ _ZH_ABOUT = re.compile(r"(?:关于|有关|跟|和|与)(?P<rest>.+?)(?:有关|相
                        r"资料|部分|情况|话|聊天|记忆|一切)?(?:都|全|全部|统统|一概)?$")
 _ZH_RELATED = re.compile(r"^(?P<rest>.+?)(?:相关|有关)的?")
 _ZH_FILL = re.compile(
-    r"[A-Za-z]+|唉|哎|嗯|呃|诶|欸|吗|先|赶紧|马上|立刻|直接|哈哈+|hmm+|一股脑儿?|从你那(?:儿|里|边)?|(?:存|记|留|保存)着|么|能|可以|请你|请|麻烦你?|拜托你?|帮我|帮忙|给我|替我|你|把|将|就|都|全都|全部|统统|通通|一概|一下|吧|啊|呀|哈|啦|呗|哦|噢|嘛|"
-    r"了|呢|好吗|好不好|行吗|行不行|可以吗|可不可以|能不能|能否|可否|以后|再|也|从|里面?|里头|中的?|之中|"
+    r"能不能|可不可以|能否|可否|好不好|行不行|可以吗|好吗|行吗|还是|什么的|之类的?|这种|那种|这类|你那(?:儿|里|边)|"
+    r"你这(?:儿|里|边)|那边|这边|emm+|hmm+|ok|okay|唉|哎|嗯|呃|诶|欸|吗|先|赶紧|马上|立刻|直接|哈哈+|一股脑儿?|"
+    r"从你那(?:儿|里|边)?|(?:存|记|留|保存)着|么|能|可以|请你|请|麻烦你?|拜托你?|帮我|帮忙|给我|替我|你|把|将|就|都|"
+    r"全都|全部|统统|通通|一概|一下|吧|啊|呀|哈|啦|呗|哦|噢|嘛|了|呢|以后|再|也|从|里面?|里头|中的?|之中|"
     r"(?:你的?)?(?:记忆|记录|脑子|数据库|存档|资料库|备忘)|我(?:之前|以前|上次|那天|刚才|曾经)?(?:跟|和|对|给|同)"
-    r"你(?:说|讲|提|聊|透露|分享)(?:过|起)?的?|我(?:之前|以前|上次|那天|曾经)?(?:说|讲|提|告诉你|透露|分享)过?的|"
+    r"你(?:说|讲|提|聊|透露|分享)(?:过|起)?的?|(?:之前|以前|上次|那天|曾经)?(?:跟|和|对|给|同)你(?:说|讲|提|聊)(?:过|起)?的?|"
+    r"我(?:之前|以前|上次|那天|曾经)?(?:说|讲|提|告诉你|透露|分享)过?的|"
     r"(?:之前|以前|上次|那天|曾经)(?:说|讲|提)(?:过|到)?的|的事情?$|的信息$|的内容$|的资料$|的记录$|的情况$|的东西$|"
     r"的部分$|的话$|这个|那个|这些|那些|这条|那条|[，,。.!！?？、~～…]|\s+")
 # Words that make a sentence a request to the assistant rather than a report ("帮我删了吧" / "我删了").
@@ -580,6 +584,16 @@ def _chinese(sentence: str) -> ForgetRequest | None:
 
 
 def _chinese_at(text: str, match: re.Match[str], kind: str) -> ForgetRequest | None:
+    request = _chinese_request(text, match, kind)
+    if request is not None and re.fullmatch(r"(?:他|她|它|他们|她们|这个人|那个人)(?:有关|相关)?", request.target):
+        # "我跟小敏那段都过去了，所有跟她有关的你都删掉": the person named before the pronoun
+        person = re.search(r"(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|哥|姐|叔|姨|师傅|老师|医生)",
+                           text[:match.start()])
+        return replace(request, target=person.group(0)) if person else None
+    return request
+
+
+def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetRequest | None:
     before, cue, after = text[:match.start()], match.group(0), text[match.end():]
     clause_before = re.split(r"[，,：:；;]", before)[-1]
     if _ZH_REPORTED.search(before):
@@ -628,12 +642,13 @@ def _chinese_at(text: str, match: re.Match[str], kind: str) -> ForgetRequest | N
         return ForgetRequest("previous", "", cue)
     if re.fullmatch(r"(?:我|你|所有|一切|全部|所有的?东西|所有记忆|你记的所有|关于我的(?:一切|所有)?)", target):
         return ForgetRequest("everything", "", cue)
-    about = _ZH_ABOUT.search(object_text) or _ZH_RELATED.search(object_text)
+    light = _ZH_FILL.sub("", object_text)  # "之前跟你聊的" goes before "跟" can read as "about"
+    about = _ZH_ABOUT.search(light) or _ZH_RELATED.search(light)
     everything = re.search(r"都|全|所有|一切|统统|通通", text) is not None
     if about and _zh_clean(about.group("rest")):
         rest = _zh_clean(about.group("rest"))
         return ForgetRequest("entity" if everything else "topic", rest, cue)
-    owner = re.fullmatch(r"(?P<rest>[\u4e00-\u9fff]{1,6}?)的(?:事情?|信息|内容|资料|一切|所有)", target)
+    owner = re.fullmatch(r"(?P<rest>[\u4e00-\u9fff]{1,6}?)的(?:事情?|信息|内容|资料|一切|所有|东西)", target)
     if owner and everything:  # "小刘的事你都给我忘了吧"
         return ForgetRequest("entity", owner.group("rest"), cue)
     if _ZH_PERSONAL.match(target):
@@ -642,27 +657,50 @@ def _chinese_at(text: str, match: re.Match[str], kind: str) -> ForgetRequest | N
 
 
 def _zh_object(before: str, after: str, kind: str) -> str:
-    """The words naming what to forget: after the cue ("忘掉X", "别再记X了"), or before it ("把X删了", "X别记了")."""
+    """The words naming what to forget: after the cue ("忘掉X", "别再记X了"), or before it ("把X删了", "X别记了",
+    "关于我离婚的那些事，你都删掉吧"): the clause that says the most once request words are taken out, the
+    one marked as a topic (关于, 相关, 那件事, 这个) first."""
     tail = re.split(r"[，,。.!！?？；;]", after, maxsplit=1)[0]
     tail = re.sub(r"^(?:了|掉|吧|啊|呀|呗|哈|哦|嘛)+", "", tail)
-    if _zh_clean(tail) and not re.fullmatch(r"(?:吧|了|啊|呀|哈|呗|哦|好吗|好不好|行吗|可以吗|就行|就好|算了|"
-                                            r"拉倒|得了|以后|从此|永远|彻底|干净|掉|光)+", _zh_clean(tail)):
+    if _zh_clean(tail) and not _junk(_zh_clean(tail)):
         return tail
-    clauses = [c for c in re.split(r"[，,：:；;]", before) if c.strip()]
-    head = clauses[-1] if clauses else ""
-    if "把" in head:
-        head = head[head.index("把") + 1:]
-    if not _zh_clean(head) and len(clauses) >= 2:
-        head = clauses[-2]  # "我之前说的那个地址，你帮我删掉吧"
-        if "把" in head:
-            head = head[head.index("把") + 1:]
-    return head
+    clauses = [c for c in re.split(r"[，,：:；;]", before) if c.strip()][-3:]
+    pieces = [c[c.index("把") + 1:] if "把" in c else c for c in reversed(clauses)]
+    useful = [p for p in pieces if _zh_clean(p) and not _junk(_zh_clean(p))]
+    marked = [p for p in useful if re.search(r"关于|相关|有关|的事|那件事|这件事|那事|这事|这个|那个|那些|那段|"
+                                             r"的信息", p)]
+    return (marked or useful or [""])[0]
+
+
+def _junk(target: str) -> bool:
+    """A leftover of request words, not a thing: "不", "还", "那边", "全部"."""
+    return len(target) <= 1 and not re.fullmatch(r"[\u4e00-\u9fff]", target) is None or re.fullmatch(
+        r"(?:吧|了|啊|呀|哈|呗|哦|好吗|好不好|行吗|可以吗|就行|就好|算了|拉倒|得了|以后|从此|永远|彻底|干净|掉|光|不|还|"
+        r"都|全|也|没|别|要|想|不想|不要|已经|其实|反正|当时|那|这|人|事|他|她|它|新的?|旧的?|"
+        r"所有的?)+", target) is not None
 
 
 def _zh_clean(text: str) -> str:
     out = _ZH_FILL.sub("", _ZH_DISMISS.sub("", text))
     out = re.sub(r"^(?:的|是|说|提|讲|关于)+|(?:的|是|里|中|全|都)+$", "", out)
     return out.strip()
+
+
+def search_words(target: str) -> str:
+    """The target as a search query: without the words that only say "that business" ("the layoff stuff", "all of
+    the IRS audit stuff", 追尾那件事, 考研那段经历, 那一堆破事) and what follows them in Chinese."""
+    if _CJK.search(target) and not re.search(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}", target):
+        out = re.sub(r"(?:的)?(?:那|这)(?:件|段|场|次|阵子|一串|一堆|一段|些|回)?(?:破事|事情?|经历|纠纷|日子|时间|"
+                     r"过程)?"
+                     r".*$", "", target)
+        out = re.sub(r"(?:的)?(?:所有|全部|一切)?(?:的)?(?:破事|事情?|经历|纠纷|东西|信息|内容|记录|资料|情况)$|"
+                     r"相关的?$|"
+                     r"有关的?$", "", out)
+        return out or target
+    out = re.sub(r"^(?:all (?:of )?)?(?:the whole |the |all |that |those |these |my |our )?", "", target, flags=re.I)
+    out = re.sub(r"\b(?:stuff|thing|things|saga|business|situation|mess|drama|info|information|details|story|"
+                 r"episode|bit|bits|part)\b", " ", out, flags=re.I)
+    return " ".join(out.split()) or target
 
 
 # Fillers removed before deciding whether a message says anything besides its cue (`_has_content`).

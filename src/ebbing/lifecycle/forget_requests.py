@@ -24,21 +24,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ebbing.errors import InvalidInput
-from ebbing.ingest.align import PEOPLE_KEYS, tokens
-from ebbing.ingest.forget_request import ForgetRequest
+from ebbing.ingest.align import PEOPLE, PEOPLE_KEYS, align, tokens
+from ebbing.ingest.forget_request import ForgetRequest, search_words
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.model import Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
 from ebbing.store.base import FullStore
 
 REASON = "asked by the user"
+_SPECIFIC = ("num", "name", "qualifier")  # what tells two things of one kind apart
 
 # Ranking the user's records for a target: (query, scope, how many, now) -> hits, best first, nothing counted.
 Rank = Callable[[str, Scope, int, float], list[Hit]]
+# P(two records are about the same attribute), older first (`ingest.sameness`, as the write path judges pairs).
+SameAttribute = Callable[[MemoryRecord, MemoryRecord], float]
 
 
 @dataclass(frozen=True)
 class ForgetConfig:
     min_relevance: float = 0.6  # a target's calibrated relevance to the request's words (0..1)
+    alternatives: float = 0.85  # two matches this sure to be one attribute with different values: ask which
     margin: float = 0.25  # a target's strength is at least the best one's minus this
     considered: int = 40  # records ranked for a target
     previous_window: float = 3600.0  # "forget that" reaches back this many seconds at most
@@ -83,6 +87,10 @@ def kept(request: ForgetRequest, text: str) -> bool:
     for keep in request.keep:
         if any(_mentions(text, n) for n in names_in(keep) if not _mentions(request.target, n)):
             return True
+        own = {t.key for t in tokens(keep) if t.tag in ("word", "qualifier", "name")} - \
+            {t.key for t in tokens(request.target)} - {"one", "rest", "thing", "stuff", "other", "info"}
+        if own & {t.key for t in tokens(text)}:
+            return True  # "the guest one's fine to keep": the guest network's password stays
         if someone_else(request.target, text, owners_only=False) and not someone_else(keep, text, owners_only=False):
             return True
     return False
@@ -96,8 +104,10 @@ def choose(request: ForgetRequest, hits: Sequence[Hit], config: ForgetConfig) ->
         if names:
             named = [h for h in hits if any(_mentions(h.record.text, n) for n in names)]
             return named, False
+    names = names_in(request.target) if not re.search(r"[\u4e00-\u9fff]", request.target) else []
     strong = [h for h in hits if h.parts.get("relevance", 0.0) >= config.min_relevance
-              and not someone_else(request.target, h.record.text)]
+              and not someone_else(request.target, h.record.text)
+              and (not names or any(_mentions(h.record.text, n) for n in names))]  # "Lily's school", not Max's
     if not strong:
         return [], False
     best = max(strength(h) for h in strong)
@@ -105,7 +115,11 @@ def choose(request: ForgetRequest, hits: Sequence[Hit], config: ForgetConfig) ->
     return chosen, False
 
 
-_OWNER_EN = re.compile(r"\b(?P<who>[a-z]+)(?:\s+[A-Z][a-z]+)?(?:'s|s')\s", re.I)
+_OWNER_EN = re.compile(r"\b(?P<who>[A-Za-z][a-z]+)(?:\s+[A-Z][a-z]+)?(?:'s|s')\s")
+_PEOPLE_WORDS = "|".join(sorted(PEOPLE, key=len, reverse=True))
+# "My daughter was born on ...", "我老公手机号是 ...": the statement is about another person
+_OTHER_SUBJECT = re.compile(rf"^\s*(?:(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE_WORDS})s?\b|(?:我|我们)(?:的|家)?(?:{_PEOPLE_WORDS}))",
+                            re.I)
 
 
 def someone_else(target: str, text: str, *, owners_only: bool = True) -> bool:
@@ -125,6 +139,8 @@ def someone_else(target: str, text: str, *, owners_only: bool = True) -> bool:
     people_wanted = wanted & PEOPLE_KEYS
     if held_people - people_wanted and not held_people & people_wanted:
         return True  # the record is about a person the target does not name
+    if not people_wanted and re.match(r"^\s*(?:my|our|我)", target, re.I) and _OTHER_SUBJECT.match(text):
+        return True  # "my date of birth" is not "My daughter was born on ..."
     other_wanted, other_held = wanted - PEOPLE_KEYS, held - PEOPLE_KEYS
     return bool(other_wanted) and bool(other_held - other_wanted) and not other_held & other_wanted
 
@@ -133,8 +149,9 @@ class Requests:
     """Acts on forget requests and `forget_matching` for one `Memory`."""
 
     def __init__(self, store: FullStore, lifecycle: Lifecycle, rank: Rank, config: ForgetConfig,
-                 erased: Callable[[], None]) -> None:
+                 erased: Callable[[], None], same_attribute: SameAttribute | None = None) -> None:
         self.store, self.lifecycle, self.rank, self.config = store, lifecycle, rank, config
+        self.same_attribute = same_attribute
         self.erased = erased  # called after a purge: caches holding text drop it
 
     def resolve(self, request: ForgetRequest, scope: Scope, now: float) -> tuple[list[MemoryRecord], list[Hit], bool]:
@@ -154,8 +171,10 @@ class Requests:
             return [], [], False
         limit = self.config.considered * (3 if request.kind == "entity" else 1)
         names = names_in(request.target) if request.kind == "entity" else []
-        hits = self.rank(" ".join(names) or request.target, user_scope, limit, now)  # a name alone finds them all
+        # a name alone finds every record naming it; a topic is searched without "stuff", "那件事"
+        hits = self.rank(" ".join(names) or search_words(request.target), user_scope, limit, now)
         chosen, ambiguous = choose(request, hits, self.config)
+        ambiguous = ambiguous or self._alternatives(request, chosen, scope.tenant)
         if ambiguous:
             return [], chosen, True
         return [h.record for h in chosen], chosen, False
@@ -167,6 +186,28 @@ class Requests:
         bare_name = bool(names_in(query)) and len(words) <= 3 and all(w[0].isupper() for w in words if w.isascii())
         kind = "entity" if bare_name else "topic"  # "Mark": every record naming him
         return self.act(ForgetRequest(kind, query, ""), scope, now, purge=purge, dry_run=dry_run)
+
+    def _alternatives(self, request: ForgetRequest, chosen: Sequence[Hit], tenant: str) -> bool:
+        """Do the words fit two different things equally? "the appointment" with a dentist's and a vet's, "my phone
+        number" with a cell and a work number: two matches judged one attribute with different values (numbers,
+        names or which-one words differ), neither replaced by the other. A topic's several facts about one thing
+        ("my divorce": the lawyer, the mediation date) are different attributes and all go."""
+        if request.kind not in ("field", "topic") or len(chosen) < 2 or self.same_attribute is None:
+            return False
+        if len(search_words(request.target).split()) > 3 and not re.search(r"[\u4e00-\u9fff]", request.target):
+            return False  # a long description names one thing
+        records = sorted((h.record for h in chosen[:6]), key=lambda r: r.created_at)
+        chains = {(r.memory_id, str(r.superseded_by)) for r in self.store.facts_of(tenant, [r.id for r in records])
+                  if r.superseded_by}
+        for i, older in enumerate(records):
+            for newer in records[i + 1:]:
+                if (older.id, newer.id) in chains:
+                    continue  # an old value and its successor: the same thing, both go
+                pair = align(older.text, newer.text)
+                differs = bool(pair.only("old", *_SPECIFIC) and pair.only("new", *_SPECIFIC))
+                if differs and self.same_attribute(older, newer) >= self.config.alternatives:
+                    return True
+        return False
 
     def act(self, request: ForgetRequest, scope: Scope, now: float, *, purge: bool,
             dry_run: bool = False) -> tuple[ForgetOutcome, list[Event]]:

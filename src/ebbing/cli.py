@@ -138,6 +138,15 @@ def add(
                          metadata=_parse_json(metadata, "metadata"), at=at)
     if as_json:
         _print_json(result.to_dict())
+    elif result.forget is not None:  # a request to forget: nothing was stored
+        done = result.forget
+        for record in done.forgotten:
+            out.print(f"{'purged' if done.purged else 'forgot'} {record.id}  {record.text[:70]}", markup=False,
+                      highlight=False)
+        for hit in done.candidates:
+            out.print(f"which one? {hit.record.id}  {hit.record.text[:70]}", markup=False, highlight=False)
+        if not done.forgotten and not done.candidates:
+            out.print("not stored (a request to forget)" if done.kind == "this" else "nothing to forget")
     else:
         for record in result.records:
             out.print(f"{record.id}  [dim]{record.kind.value} {record.priority.value} "
@@ -357,6 +366,43 @@ def forget(
     with _memory() as mem:
         record = mem.forget(memory_id, at=at, reason=reason)
     _show_tier("forgot", record, as_json)
+
+
+@app.command("forget-matching")
+def forget_matching(
+    query: Annotated[str, typer.Argument(help="What to forget, e.g. \"my daughter's school\" or \"Mark\".")],
+    user: UserOpt = None,
+    apply: Annotated[bool, typer.Option("--apply", help="Forget them (default: only list them).")] = False,
+    at: AtOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the memories a description names, as a user's "forget what I told you about ..." would; --apply
+    sends them to the trash (purges them in privacy mode)."""
+    with _memory() as mem:
+        outcome = mem.forget_matching(query, user_id=user, dry_run=not apply, at=at)
+    if as_json:
+        _print_json(outcome.to_dict())
+        return
+    shown = outcome.forgotten if apply else [h.record for h in outcome.candidates]
+    verb = ("purged" if outcome.purged else "forgot") if apply else "would forget"
+    for record in shown:
+        out.print(f"{verb} {record.id}  {record.text[:70]}", markup=False, highlight=False)
+    if not shown:
+        out.print("nothing matches")
+
+
+@app.command()
+def privacy(
+    mode: Annotated[str | None, typer.Argument(help="on or off (default: show the setting).")] = None,
+) -> None:
+    """Privacy mode: what a user asks to forget is purged at once instead of going to the trash."""
+    if mode not in (None, "on", "off"):
+        err.print("error: mode: must be on or off")
+        raise typer.Exit(2)
+    with _memory() as mem:
+        if mode is not None:
+            mem.set_privacy(mode == "on")
+        out.print(f"privacy mode {'on' if mem.privacy else 'off'}")
 
 
 @app.command()

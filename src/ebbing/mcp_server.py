@@ -22,7 +22,7 @@ from pydantic import Field
 from ebbing import validate
 from ebbing.errors import Conflict, EbbingError, InvalidInput, NotFound
 from ebbing.memory import Memory
-from ebbing.model import MemoryRecord
+from ebbing.model import ForgetOutcome, MemoryRecord
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -37,6 +37,10 @@ eventually forgotten, what is pinned or used often stays.
   Store one self-contained statement per call, in the user's words where possible.
 - Call `recall` to look up specific memories (it returns ids you can `pin`, `forget` or `explain`).
 - `pin` what the user asks you to always remember; `forget` what they ask you to forget or what is wrong.
+- When the user asks you to forget something ("forget what I told you about my daughter's school"), pass their
+  words to `remember` as they are: the request is acted on and not stored, and the result says what was
+  forgotten (or, if it fits several things, which ones to ask about). `forget_matching` does the same from a
+  description, as a dry run first.
 - `timeline` shows how a fact changed over time; `explain` says why a memory is fading and when it moves.
 """
 
@@ -58,6 +62,13 @@ def open_memory(db: Path | None, tenant: str, env: dict[str, str] | os._Environ[
 def record_view(record: MemoryRecord) -> dict[str, Any]:
     full = record.to_dict()
     return {name: full[name] for name in RECORD_FIELDS}
+
+
+def forget_view(outcome: ForgetOutcome) -> dict[str, Any]:
+    """What a forget request did, for the agent to confirm or to ask which one was meant."""
+    return {"kind": outcome.kind, "forgotten": [record_view(r) for r in outcome.forgotten],
+            "ambiguous": outcome.ambiguous, "candidates": [record_view(h.record) for h in outcome.candidates],
+            "purged": outcome.purged, "dry_run": outcome.dry_run, "kept_under_hold": outcome.held}
 
 
 def error_text(exc: EbbingError) -> str:
@@ -125,7 +136,10 @@ class Tools:
             result = self.memory.add(text, user_id=self.scope(user_id), session_id=session_id, kind=kind,
                                      importance=importance, pinned=pinned, metadata=metadata)
             merged = [e.memory_id for e in result.events if e.type == "merge"]
-            return {"records": [record_view(r) for r in result.records], "merged_into": merged}
+            out = {"records": [record_view(r) for r in result.records], "merged_into": merged}
+            if result.forget is not None:  # the text asked to forget something: nothing of it was stored
+                out["forget"] = forget_view(result.forget)
+            return out
 
         return self.call(body)
 
@@ -184,6 +198,21 @@ class Tools:
 
         return self.call(body)
 
+    def forget_matching(
+        self,
+        query: Annotated[str, Field(description="What to forget, in the user's words, e.g. 'my daughter's school' "
+                                                "or 'everything about Mark'.")],
+        user_id: Annotated[str | None, Field(description="Whose memories (default: the server's user).")] = None,
+        dry_run: Annotated[bool, Field(description="True (default) only lists what would be forgotten.")] = True,
+    ) -> dict[str, Any]:
+        """Forget the memories a description names, as when the user says "forget what I told you about X". By
+        default a dry run: show the user the candidates, then call again with dry_run=false to forget them."""
+
+        def body() -> dict[str, Any]:
+            return forget_view(self.memory.forget_matching(query, user_id=self.scope(user_id), dry_run=dry_run))
+
+        return self.call(body)
+
     def pin(
         self,
         memory_id: Annotated[str, Field(description="The id of the memory, from `recall` or `remember`.")],
@@ -227,7 +256,7 @@ class Tools:
         return self.call(body)
 
 
-TOOL_NAMES = ("remember", "recall", "context", "forget", "pin", "timeline", "explain")
+TOOL_NAMES = ("remember", "recall", "context", "forget", "forget_matching", "pin", "timeline", "explain")
 
 
 def build_server(memory: Memory, user: str | None = None) -> MCPServer:
@@ -241,7 +270,7 @@ def build_server(memory: Memory, user: str | None = None) -> MCPServer:
     for name in TOOL_NAMES:
         # Recall counts as a use of what it returns, so no tool is strictly read-only. Forget is the one that
         # takes something away (a client may ask before calling it), though a person can restore it from the trash.
-        hints = ToolAnnotations(read_only_hint=False, destructive_hint=name == "forget",
+        hints = ToolAnnotations(read_only_hint=False, destructive_hint=name in ("forget", "forget_matching"),
                                 idempotent_hint=name in idempotent)
         server.add_tool(getattr(tools, name), name=name, annotations=hints)
     return server

@@ -199,8 +199,8 @@ class Memory:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
         self.requests = Requests(self.store, self.lifecycle, self._rank_for_forget, forgetting or ForgetConfig(),
                                  self._cold_index.clear, self._same_attribute)
-        if privacy is not None:  # a per-store setting: every surface opening this store sees it
-            self.store.set_meta("privacy", "on" if validate.flag(privacy, "privacy") else "off")
+        if privacy is not None:
+            self.set_privacy(privacy)
         space = f"{embedder.name}:{embedder.dimensions}"
         stored = self.store.get_meta("embedder")
         if stored is None:
@@ -824,6 +824,10 @@ class Memory:
     def privacy(self) -> bool:
         """Privacy mode (`Memory(privacy=True)`, kept in the store): what a user asks to forget is purged at once."""
         return self.store.get_meta("privacy") == "on"
+
+    def set_privacy(self, on: bool) -> None:
+        """Turn privacy mode on or off for this store: every surface that opens it sees the setting."""
+        self.store.set_meta("privacy", "on" if validate.flag(on, "privacy") else "off")
 
     def restore(self, memory_id: str, at: Instant = None) -> MemoryRecord:
         """Bring a trashed or cold record back to warm, with its id and history."""

@@ -674,7 +674,7 @@ def _zh_object(before: str, after: str, kind: str) -> str:
 
 def _junk(target: str) -> bool:
     """A leftover of request words, not a thing: "不", "还", "那边", "全部"."""
-    return len(target) <= 1 and not re.fullmatch(r"[\u4e00-\u9fff]", target) is None or re.fullmatch(
+    return (len(target) <= 1 and re.fullmatch(r"[\u4e00-\u9fff]", target) is not None) or re.fullmatch(
         r"(?:吧|了|啊|呀|哈|呗|哦|好吗|好不好|行吗|可以吗|就行|就好|算了|拉倒|得了|以后|从此|永远|彻底|干净|掉|光|不|还|"
         r"都|全|也|没|别|要|想|不想|不要|已经|其实|反正|当时|那|这|人|事|他|她|它|新的?|旧的?|"
         r"所有的?)+", target) is not None

@@ -118,8 +118,8 @@ def choose(request: ForgetRequest, hits: Sequence[Hit], config: ForgetConfig) ->
 _OWNER_EN = re.compile(r"\b(?P<who>[A-Za-z][a-z]+)(?:\s+[A-Z][a-z]+)?(?:'s|s')\s")
 _PEOPLE_WORDS = "|".join(sorted(PEOPLE, key=len, reverse=True))
 # "My daughter was born on ...", "我老公手机号是 ...": the statement is about another person
-_OTHER_SUBJECT = re.compile(rf"^\s*(?:(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE_WORDS})s?\b|(?:我|我们)(?:的|家)?(?:{_PEOPLE_WORDS}))",
-                            re.I)
+_OTHER_SUBJECT = re.compile(rf"^\s*(?:(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE_WORDS})s?\b"
+                            rf"|(?:我|我们)(?:的|家)?(?:{_PEOPLE_WORDS}))", re.I)
 
 
 def someone_else(target: str, text: str, *, owners_only: bool = True) -> bool:

@@ -49,6 +49,15 @@ class ForgetBody(Body):
     at: At = _AT
 
 
+class ForgetMatchingBody(Body):
+    query: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    dry_run: bool = True
+    at: At = _AT
+
+
 class SearchBody(Body):
     query: str
     user_id: str | None = None

@@ -19,6 +19,7 @@ from ebbing.server.models import (
     AtBody,
     ContextBody,
     ForgetBody,
+    ForgetMatchingBody,
     SearchBody,
     SweepBody,
     TimelineBody,
@@ -65,6 +66,11 @@ def delete(memory_id: str, mem: Mem, reason: str = "", at: AtQuery = None) -> di
 def forget(memory_id: str, mem: Mem, body: ForgetBody | None = None) -> dict[str, Any]:
     body = body or ForgetBody()
     return mem.forget(memory_id, at=body.at, reason=body.reason).to_dict()
+
+
+@router.post("/forget-matching", summary="Forget what a query names (a dry run unless dry_run is false)")
+def forget_matching(body: ForgetMatchingBody, mem: Mem) -> dict[str, Any]:
+    return mem.forget_matching(**body.model_dump()).to_dict()
 
 
 @router.post("/memories/{memory_id}/restore", responses=_NOT_FOUND, summary="Bring back from trash or cold")

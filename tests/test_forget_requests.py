@@ -41,6 +41,8 @@ NEAR_MISSES = [
     "他把我生日忘了",
     "别忘了提醒我交房租",
     "Forget is a nice word.",
+    "Delete the staging database on Friday.",
+    "把测试库删了",
 ]
 
 

@@ -407,10 +407,13 @@ def _imperative_en(verb: str, obj: str, cue: str) -> ForgetRequest | None:
                                                    r"(?:about|on|regarding)\b", obj, re.I):
         return None
     erase = re.fullmatch(_ERASE_VERB, verb.strip(), re.I) is not None
-    definite = re.match(r"^\s*(?:my|our|the|that|those|these|all (?:of )?(?:the|my|that)|the whole|his|her|their|"
-                        r"[A-Z][a-z]+'s)\s+\w", target) is not None
+    # "delete my student id", "erase Kevin's number": a possessed thing is the user's information; "delete the
+    # staging database" is a task, unless what follows the article is a bundle of talk ("the fence dispute")
+    possessed = re.match(r"^\s*(?:all (?:of )?)?(?:my|our|his|her|their|[A-Z][a-z]+'s)\s+\w", target) is not None
+    talk = re.search(r"\b(?:stuff|saga|story|drama|dispute|fight|gossip|situation|business|mess|news|details|info|"
+                     r"(?:alarm|door|gate|garage|safe|lock|wifi|wi-fi) (?:code|password))\b", target, re.I)
     if not (_MEMORY_REFERENCE.search(obj) or _PERSONAL.match(target) or _STUFF_TAIL.search(target)
-            or (erase and definite)):
+            or (erase and (possessed or talk))):
         return None
     # "clear that" is a request about the last message only with a verb or words of memory
     if re.match(r"^\s*(?:it|that|this)\s*$", target, re.I) and not re.search(

@@ -96,7 +96,8 @@ _BACK = re.compile(r"\b(?:just (?:said|told|wrote|mentioned|typed|sent)|last (?:
 _KEEP = (
     re.compile(r"(?<!not )(?<!n't )(?<!never )(?<!stop )\b(?:keep|leave|don'?t (?:delete|forget|touch|remove))\s+"
                r"(?!(?:any|anything|it|that|this|them)\b)(?P<keep>[^.,;!?]{2,60})", re.I),
-    re.compile(r"(?:^|[.,;!?]\s*|\bbut\s+)(?P<keep>[^.,;!?]{2,60}?)\s+(?:stays|can stay|should stay|is fine|are fine|"
+    re.compile(r"(?:^|[.,;!?]\s*|\bbut\s+)(?P<keep>(?:(?!\b(?:I|we|We|you|You)\b)[^.,;!?]){2,60}?)\s+(?:stays|can stay|"
+               r"should stay|is fine|are fine|"
                r"is ok(?:ay)?|is good|can be kept|you can keep|'s fine|'s ok(?:ay)?|'s good|can remain|"
                r"may stay)\b", re.I),
     re.compile(r"(?:^|[.,;!?]\s*)(?:[Bb]ut )?[Nn]ot (?P<keep>(?:the |my )?[A-Z][^.,;!?]{1,60})"),
@@ -177,7 +178,10 @@ _ACTION_VERB = rf"(?:{_ERASE_VERB}|{_ERRAND_VERB})"
 _IMPERATIVE = re.compile(rf"{_PREFIX}(?P<verb>{_MEMORY_VERB}|{_ACTION_VERB})\b(?P<object>.*)$", re.I | re.S)
 _DESIRE = re.compile(
     r"(?P<verb>\bi (?:don'?t|do not|dont) want you (?:to )?(?:remember|know|keep|store|save|have|hold on ?to|"
-    r"remembering|keeping|storing|saving|having)"
+    r"remembering|keeping|storing|saving|having|holding on ?to|hanging on ?to|hang on ?to)"
+    r"|\b(?:can|could) we (?:just )?pretend (?:that )?i never (?:told you|said|mentioned)(?: anything)?"
+    r"|\bpretend (?:that )?i never (?:told you|said|mentioned)(?: anything)?"
+    r"|\bi'?d (?:rather|prefer) (?:it if )?you (?:didn'?t|did not|not|don'?t) (?:hold|hang) on ?to"
     r"|\bi'?d (?:rather|prefer) (?:it if )?you (?:didn'?t|did not|not|don'?t) (?:remember|keep|store|save|have|know)"
     r"|\bi would (?:rather|prefer) (?:it if )?you (?:didn'?t|did not|not) (?:remember|keep|store|save|have|know)"
     r"|\bi (?:want|need|would like|'?d like) you to (?:forget|delete|erase|remove|wipe|drop|clear|get rid of)"
@@ -216,7 +220,8 @@ _QUESTION_CAPABILITY = re.compile(r"^\s*(?:do|does|did|will|would|can|could|have
 # What a memory request points at when its verb also acts on things ("delete my phone number" but not
 # "delete the draft email"): a reference to what was said or stored, or a piece of personal information.
 _MEMORY_REFERENCE = re.compile(
-    r"\b(?:what i (?:just |already |once |ever |had )?(?:told|said|mentioned|shared|wrote|typed|sent|say|tell)|"
+    r"\b(?:what i(?:'ve| have)? (?:just |already |once |ever |had )?(?:told|said|mentioned|shared|wrote|typed|sent|say|"
+    r"tell)|"
     r"what you (?:know|have|remember|stored|"
     r"saved|kept|noted)|that i (?:told|said|mentioned|shared)|i (?:told|said|mentioned|shared)|from (?:your|the) "
     r"(?:memory|memories|records?|notes|files|database|system|brain|history|profile|head)|(?:your|the) memory|"
@@ -260,7 +265,7 @@ _DEICTIC = re.compile(
     r"^\s*(?:(?:all of )?(?:that|this|it)|the (?:thing|stuff|bit|part) i just (?:said|told you|wrote|typed|"
     r"mentioned|shared|sent)|(?:that )?i (?:just )?(?:told you|said|mentioned|wrote|typed)(?: (?:that|this|it))?|"
     r"that (?:last )?(?:one|bit|part|message|line|thing|comment|remark)|"
-    r"the last (?:thing|one|message|bit|part|sentence|line|comment|note|remark|entry)|(?:my|the) (?:last|"
+    r"(?:the|that) last (?:thing|one|message|bit|part|sentence|line|comment|note|remark|entry)|(?:my|the) (?:last|"
     r"previous|latest|most recent) (?:message|one|entry|note|comment|remark|thing(?: i said)?)|what i just "
     r"(?:said|told you|wrote|typed|mentioned|shared|sent)|everything i just (?:said|told you|wrote)|"
     r"the (?:previous|last) (?:message|one)|what i said (?:just now|a (?:second|minute|moment) ago)|"
@@ -294,14 +299,14 @@ _STUFF_LEAD = re.compile(r"^\s*(?:about\s+)?(?:the (?:stuff|things?|bits?|part|i
 _TRAIL = re.compile(
     r"\s*(?:,|;|—|–|\s-\s|\(|\.\.\.)\s*(?:i|we|he|she|they|it|that|this|there|you|because|since|as|so|but|and|not|"
     r"no|please|pls|thanks|thank|thx|ok|okay|cause|cuz|just|if|when|now|anyway|actually|honestly|seriously|lol|haha|"
-    r"let'?s|never ?mind|whatever|though|really|obviously|long story)\b.*$"
+    r"let'?s|never ?mind|whatever|though|really|obviously|long story|why|what|how|ugh|oops|lol|god|omg)\b.*$"
     r"|\s+(?:from (?:your|the|my) (?:memory|memories|records?|notes|files|database|system|brain|history|profile|"
     r"head|list)|(?:out of|off) (?:your|the) (?:memory|records?|notes|files|system|head)|for me|for good|"
     r"completely|entirely|permanently|forever|totally|right now|now|asap|please|pls|thanks|thank you|too|"
     r"as well|altogether|at all|anymore|any more|from now on|going forward|okay|ok|again|immediately|right away|"
     r"asap|now please|for now|quickly|already|"
     r"(?:because|since|as|cause|cuz|i (?:don'?t|do not) want|it'?s|it is|that'?s|that is|we|they|he|she|"
-    r"if you|i'?m|i am|i'?ve|i have|so that|so) .*)\s*$", re.I | re.S)
+    r"if you|so that|so) .*)\s*$", re.I | re.S)
 _FILLER_EN = re.compile(r"\b(?:please|pls|thanks|thank you|ok|okay|actually|just|hey|oh|so|also|and|the|a|an|"
                         r"that|this|it|i|you|me|my|to|of|on|off|record|don'?t|do|not|save|remember|store|keep)\b",
                         re.I)
@@ -313,7 +318,9 @@ _DISMISSAL_OBJECT = re.compile(r"^\s*(?:(?:about )?it|about that|that (?:idea|pl
 def _english(sentence: str) -> ForgetRequest | None:
     if _QUESTION_CAPABILITY.search(sentence) or re.search(r"\b(?:if i (?:ask|tell|want|say)|later on|later if|in the "
                                                          r"future|someday|some day|how does (?:that|it|this) work|"
-                                                         r"would you ever)\b", sentence, re.I):
+                                                         r"would you ever|hypothetically|if i asked|if i were to|"
+                                                         r"suppose i|what if i|would you actually|"
+                                                         r"in theory)\b", sentence, re.I):
         return None  # a question about forgetting, not a request
     request = _off_record_en(sentence)
     if request:
@@ -452,6 +459,8 @@ def _object_en(obj: str, cue: str, *, memory: bool) -> ForgetRequest | None:
         rest = _clean_en(about.group("rest"))
         if not rest:
             return None
+        if re.match(r"(?:him|her|them)\b", rest, re.I):  # "anything about him, the twins, the crypto"
+            return ForgetRequest("entity", _PRONOUN, cue.strip())
         return ForgetRequest("entity" if _names_only(rest) else "topic", rest, cue.strip())
     lead = _TOPIC_LEAD.match(target)
     if lead and lead.group("rest").strip() and lead.group(0).strip() != lead.group("rest").strip():
@@ -509,8 +518,8 @@ _ZH_FORGET = r"(?:忘掉|忘记掉|忘记|忘了|忘却)"
 _ZH_UNSTORE = (r"(?:别|不要|不用|无需|不需要|甭|千万别|可别|请勿|勿|不必|用不着|没必要|不许|不准|可以不|能不能不|"
                r"能不|就不)(?:再|继续|帮我|给我|替我)?"
                r"(?:记录|记下|记住|记着|保存|保留|存档|备注|留着|存着|留存|写进|写下|收录|记|存|留)(?:下来|下|着|住|进去|起来)?")
-_ZH_DELETE = (r"(?:删掉|删了|删除|删去|删|清除|清掉|清空|清理掉|清理|清了|清一下|抹掉|抹去|抹除|抹了|去掉|移除|丢掉|"
-              r"丢了|扔掉|撤掉|撤回|作废|划掉|拿掉|擦掉)")
+_ZH_DELETE = (r"(?:删掉|删了|删除|删去|删|清除|清掉|清空|清理掉|清理|清了|清一下|清出去|抹掉|抹去|抹除|抹了|去掉|移除|"
+              r"丢掉|丢了|扔掉|撤掉|撤回|作废|划掉|拿掉)")
 _ZH_NOT_FORGET = re.compile(r"(?:别|不要|不能|不会|不可以|千万别|可别|勿|没|不)(?:再|给)?忘|忘不了|忘不掉|难忘|健忘|"
                             r"忘性|遗忘症|(?:会|会不会|容易|经常|总是|老是|总|老)(?:把[^，。！？]{0,12})?[^，。！？]{0,3}忘|"
                             r"(?:想|希望|真想|好想|恨不得|巴不得|但愿)(?:把[^，。！？]{0,12})?[^，。！？]{0,4}忘")
@@ -533,7 +542,8 @@ _ZH_ARTEFACT = re.compile(r"文件|照片|图片|相片|相册|邮件|草稿|文
                           r"购物车|"
                           r"订单|日程|闹钟|提醒事项|备忘录|帖子|评论|朋友圈|微博|代码|分支|表格|这一行|那一行|这段话|"
                           r"这句话里|这个词|那个词|缓存|浏览记录|歌单|歌|行程|预约|课|航班|机票|门票|订阅|账号|账户|"
-                          r"草稿箱|收件箱|PPT|ppt|幻灯片|页|段落|标点|图片|链接|附件|便签|待办|清单|列表")
+                          r"草稿箱|收件箱|PPT|ppt|幻灯片|页|段落|标点|图片|链接|附件|便签|待办|清单|列表|日历|周会|例会|会议|"
+                          r"油污|垃圾|灰|污渍|水印|C盘|内存|手机里|电脑里|存档|游戏")
 _ZH_MEMORY_REF = re.compile(r"记忆|记录|你记的|你存的|你那里|你那边|你这里|你这边|你那儿?|那件事|这件事|那个事|那些事|"
                             r"信息|资料|数据|内容|那些|这个|那个|我(?:跟|和|对|给|同)你(?:说|讲|提|聊|透露)|"
                             r"我说过|我提过|我讲过|我告诉过?你|关于|有关|相关|的事|的信息|的资料|的内容|的情况|的东西|"
@@ -561,7 +571,7 @@ _ZH_FILL = re.compile(
     r"的部分$|的话$|这个|那个|这些|那些|这条|那条|[，,。.!！?？、~～…]|\s+")
 # Words that make a sentence a request to the assistant rather than a report ("帮我删了吧" / "我删了").
 _ZH_REQUEST = re.compile(r"吧|请|帮我|帮忙|给我|替我|你|能不能|能否|可不可以|可以|麻烦|拜托|一下|行吗|好吗|么|吗|都给|"
-                         r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚|上一|全|都|统统")
+                         r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚|上一|(?:全|都|统统|一概)(?:部)?(?:删|清|忘|抹)")
 _ZH_DISMISS = re.compile(r"算了|没事|无所谓|不重要|没关系|当我没说|别管了|不提了|不说了|随便")
 _ZH_PERSONAL = re.compile(r"^(?:我|我的|我家|我们家|我家的)?(?:手机号码?|电话号码?|电话|手机|号码|微信号?|QQ号?|邮箱|"
                           r"地址|住址|家庭住址|身份证号?码?|身份证|生日|出生日期|年龄|工资|薪水|收入|月薪|年薪|银行卡号?|"
@@ -572,7 +582,18 @@ _ZH_PERSONAL = re.compile(r"^(?:我|我的|我家|我们家|我家的)?(?:手机
 
 def _chinese(sentence: str) -> ForgetRequest | None:
     text = sentence.strip()
-    off = re.search(r"(?:这句|这条|这段|这些|以下|下面的?|接下来的?|这事|这件事|这个)(?:话|内容)?(?:你)?" + _ZH_UNSTORE
+    if re.search(r"怎么(?:弄|办|做|才能|样才能|删|清)|如何|有没有办法|能恢复|会不会|是不是(?:真的)?会", text):
+        return None  # a question about how to delete something, not a request to forget
+    pretend = re.search(r"(?P<obj>[^，。！？]{0,20}?)(?:你)?(?:就)?当(?:我|作我|做我)?没(?:提过|说过|讲过|说|讲|"
+                        r"提)", text)
+    if pretend and not _ZH_REPORTED.search(text[:pretend.start()]):  # "相亲那摊子事你就当我没提过吧"
+        target = _zh_clean(pretend.group("obj"))
+        if not target or _ZH_DEICTIC.match(target) or re.search(r"刚才|刚刚|上面|上一|前面", target):
+            return ForgetRequest("previous", "", pretend.group(0))
+        return ForgetRequest("topic", target, pretend.group(0))
+    off = re.search(_ZH_UNSTORE + r"\s*[：:]|(?:这句|这条|这段|这些|以下|下面的?|接下来的?|这事|这件事|这个)(?:话|"
+                                  r"内容)?(?:你)?"
+                    + _ZH_UNSTORE
                     + r"|私下(?:跟你)?说|悄悄(?:跟你)?说|说了你(?:也)?(?:别|不要)记|不用记[，,、]?(?:我)?就是|"
                     r"(?:别|不要|不用)(?:给我)?(?:记|存|保存|记录)(?:下来|下)?[，,：:]|不要记录在案|别记在?(?:小)?本子上|"
                     r"别往心里记|你(?:听听|听一下)就好|听完就忘|听过就忘|听了就忘", text)
@@ -601,6 +622,8 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
     clause_before = re.split(r"[，,：:；;]", before)[-1]
     if _ZH_REPORTED.search(before):
         return None
+    if kind == "forget" and _ZH_DISMISS.search(before[-8:]) and not _ZH_MEMORY_STRICT.search(text):
+        return None  # "算了算了，忘了吧": let it go
     if kind == "forget":
         if _ZH_NOT_FORGET.search(text[max(0, match.start() - 6):match.end()]) or _ZH_FORGOT_TO.match(text,
                                                                                                        match.start()):
@@ -645,6 +668,13 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
         return ForgetRequest("previous", "", cue)
     if re.fullmatch(r"(?:我|你|所有|一切|全部|所有的?东西|所有记忆|你记的所有|关于我的(?:一切|所有)?)", target):
         return ForgetRequest("everything", "", cue)
+    person = re.match(r"\s*(?:那个)?(?P<who>[A-Za-z][\w-]*|(?:老|小|阿)[\u4e00-\u9fff]|"
+                      r"[\u4e00-\u9fff]{1,3}?)(?:这个人|这人|"
+                      r"那个人)?\s*$", object_text)
+    if person and (re.search(r"这个人|这人|"
+                             r"那个人", object_text) or re.fullmatch(r"[A-Z][\w-]*|(?:老|小|阿)[\u4e00-\u9fff]",
+                                                                             person.group("who"))):
+        return ForgetRequest("entity", person.group("who"), cue)  # "老王这个人，从你脑子里清出去", "那个Kevin"
     light = _ZH_FILL.sub("", object_text)  # "之前跟你聊的" goes before "跟" can read as "about"
     about = _ZH_ABOUT.search(light) or _ZH_RELATED.search(light)
     everything = re.search(r"都|全|所有|一切|统统|通通", text) is not None
@@ -700,7 +730,10 @@ def search_words(target: str) -> str:
                      r"相关的?$|"
                      r"有关的?$", "", out)
         return out or target
-    out = re.sub(r"^(?:all (?:of )?)?(?:the whole |the |all |that |those |these |my |our )?", "", target, flags=re.I)
+    out = re.sub(r"^(?:(?:all|any|some) (?:of )?)?(?:the whole |the |all |that |those |these |my |our )?", "", target,
+                 flags=re.I)
+    out = re.sub(r"^(?:stuff|things|info|details|bits?) (?:about|on|regarding|with)\s+(?:the |my |our )?", "", out,
+                 flags=re.I)
     out = re.sub(r"\b(?:stuff|thing|things|saga|business|situation|mess|drama|info|information|details|story|"
                  r"episode|bit|bits|part)\b", " ", out, flags=re.I)
     return " ".join(out.split()) or target

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ebbing.errors import InvalidInput
 from ebbing.ingest.align import PEOPLE, PEOPLE_KEYS, align, tokens
@@ -80,6 +80,14 @@ def _mentions(text: str, name: str) -> bool:
     if re.search(r"[\u4e00-\u9fff]", name):
         return name in text
     return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text, re.I) is not None
+
+
+def parts_of(words: str) -> list[str]:
+    """The items of an enumerated target ("my knee surgery and the rehab" -> "my knee surgery", "the rehab");
+    nothing when it names one thing."""
+    parts = [p.strip() for p in re.split(r",|;|:|\band\b|&|、|和|还有|以及|及", words) if p.strip()]
+    useful = [p for p in parts if re.search(r"[A-Za-z]{3,}|[\u4e00-\u9fff]{2,}", p)]
+    return useful if len(useful) >= 2 else []
 
 
 def kept(request: ForgetRequest, text: str) -> bool:
@@ -174,6 +182,14 @@ class Requests:
         # a name alone finds every record naming it; a topic is searched without "stuff", "那件事"
         hits = self.rank(" ".join(names) or search_words(request.target), user_scope, limit, now)
         chosen, ambiguous = choose(request, hits, self.config)
+        if not names_in(request.target):  # "the marathon stuff: the signup, the training plan": each part too
+            seen = {h.record.id for h in chosen}
+            for part in parts_of(search_words(request.target)):
+                more, _ = choose(replace(request, target=part), self.rank(part, user_scope, limit, now), self.config)
+                for hit in more:
+                    if hit.record.id not in seen:
+                        seen.add(hit.record.id)
+                        chosen.append(hit)
         ambiguous = ambiguous or self._alternatives(request, chosen, scope.tenant)
         if ambiguous:
             return [], chosen, True

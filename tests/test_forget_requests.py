@@ -150,7 +150,17 @@ def test_an_assistant_message_is_never_a_request(smart: Memory) -> None:
     assert result.forget is None and _tier(smart, phone) != "trash"
 
 
-def test_an_ambiguous_request_forgets_nothing_and_offers_candidates(smart: Memory) -> None:
+def test_two_values_of_one_attribute_make_the_request_ask(smart: Memory) -> None:
+    cell, office, _ = _history(smart, "u", ["My cell is 312-555-0147.", "My office line is 312-555-0193.",
+                                            "Booked a cabin in Door County for the summer."], [90, 60, 10])
+    result = smart.add("Delete my phone number please.", user_id="u", at=T0)
+    assert result.forget is not None and result.forget.ambiguous and result.forget.forgotten == []
+    assert sorted(h.record.id for h in result.forget.candidates) == sorted([cell, office])
+    assert _tier(smart, cell) != "trash" and _tier(smart, office) != "trash"
+    assert result.records == []  # asked about, not stored
+
+
+def test_forget_everything_is_never_acted_on(smart: Memory) -> None:
     ids = _history(smart, "u", ["My phone number is 555-0142.", "I like tea."], [20, 10])
     result = smart.add("forget everything", user_id="u", at=T0)
     assert result.forget is not None and result.forget.ambiguous and result.forget.forgotten == []

@@ -94,8 +94,9 @@ _BACK = re.compile(r"\b(?:just (?:said|told|wrote|mentioned|typed|sent)|last (?:
 
 # "Keep my son's", "Mum's is fine to keep", "Vikram stays", "not Mike from work", "刘姐的留着", "公司地址别删".
 _KEEP = (
-    re.compile(r"(?<!not )(?<!n't )(?<!never )(?<!stop )\b(?:keep|leave|don'?t (?:delete|forget|touch|remove))\s+"
-               r"(?!(?:any|anything|it|that|this|them)\b)(?P<keep>[^.,;!?]{2,60})", re.I),
+    re.compile(r"(?<!not )(?<!n't )(?<!never )(?<!stop )(?<!i )(?<!we )\b(?:keep|leave|don'?t (?:delete|forget|touch|"
+               r"remove))"
+               r"\s+(?!(?:any|anything|it|that|this|them|on|up|going|\w+ing)\b)(?P<keep>[^.,;!?]{2,60})", re.I),
     re.compile(r"(?:^|[.,;!?]\s*|\bbut\s+)(?P<keep>(?:(?!\b(?:I|we|We|you|You)\b)[^.,;!?]){2,60}?)\s+(?:stays|can stay|"
                r"should stay|is fine|are fine|"
                r"is ok(?:ay)?|is good|can be kept|you can keep|'s fine|'s ok(?:ay)?|'s good|can remain|"
@@ -142,7 +143,7 @@ def _has_content(masked: str, request: ForgetRequest) -> bool:
 
 
 def _points_here(cue: str) -> bool:
-    return bool(re.search(r"\bthis\b|\bthe following\b|\bany of this\b|这|以下|下面|接下来", cue, re.I))
+    return bool(re.search(r"\bthis\b|\bthe following\b|\bany of this\b|这|以下|下面|接下来|[:：]\s*$", cue, re.I))
 
 
 # -- English ---------------------------------------------------------------------------------------------
@@ -179,6 +180,7 @@ _IMPERATIVE = re.compile(rf"{_PREFIX}(?P<verb>{_MEMORY_VERB}|{_ACTION_VERB})\b(?
 _DESIRE = re.compile(
     r"(?P<verb>\bi (?:don'?t|do not|dont) want you (?:to )?(?:remember|know|keep|store|save|have|hold on ?to|"
     r"remembering|keeping|storing|saving|having|holding on ?to|hanging on ?to|hang on ?to)"
+    r"|\bi (?:don'?t|do not|dont) want (?=.{1,80}? (?:stored|saved|kept|remembered|on file|recorded|in your memory)\b)"
     r"|\b(?:can|could) we (?:just )?pretend (?:that )?i never (?:told you|said|mentioned)(?: anything)?"
     r"|\bpretend (?:that )?i never (?:told you|said|mentioned)(?: anything)?"
     r"|\bi'?d (?:rather|prefer) (?:it if )?you (?:didn'?t|did not|not|don'?t) (?:hold|hang) on ?to"
@@ -228,8 +230,8 @@ _MEMORY_REFERENCE = re.compile(
     r"you(?:'ve| have)? (?:got|stored|saved|noted|on file|kept)|on file|on record|everything|anything|all (?:the )?"
     r"(?:info|information|details|data|stuff|things|notes|mentions|records)|any (?:mention|record|note|trace)|"
     r"(?:info|information|details|data|note|notes|record|records|memory|memories|mention|mentions|stuff|bit|part|"
-    r"thing|things)\b (?:about|on|regarding|of|re|related|concerning|with|for)|that|this|it|the last|my last|"
-    r"the previous)\b", re.I)
+    r"thing|things)\b (?:about|on|regarding|of|re|related|concerning|with|for)|the last|my last|"
+    r"the previous|from memory|out of memory|all of it|it all)\b", re.I)
 _PERSONAL = re.compile(
     r"^\s*(?:my|our|his|her|their|the)\s+(?:(?:old|new|previous|current|home|work|personal|private|cell|mobile|"
     r"office|real|full|other|second|first|last|backup|emergency|billing|shipping|mailing|email)\s+)*"
@@ -256,7 +258,8 @@ _ARTEFACT = re.compile(
     r"chart|graph|source code|function|variable|test|tests|container|server|key from|password manager|"
     r"from my (?:phone|laptop|computer|calendar|inbox|drive|desktop|cart)|garage|closet|fridge|room|"
     r"stain|weeds|trash|garbage|bins?|mail|the kids|the dog|the car|off at|by at|at the|to the|"
-    r"reservation|booking|flight|ticket|tickets)\b", re.I)
+    r"reservation|booking|flight|ticket|tickets|recipe|ingredients?|onions?|garlic|salt|sugar|the oven|the pan)\b",
+    re.I)
 # "the Daniel crush stuff", "the fence dispute thing": a bundle of what was said, named by its topic.
 _STUFF_TAIL = re.compile(r"\b(?:stuff|thing|things|saga|story|drama|business|situation|mess|details|info|"
                          r"information|data|history|episode|incident|topic|subject|issue|conversation|chat|convo|"
@@ -299,8 +302,11 @@ _STUFF_LEAD = re.compile(r"^\s*(?:about\s+)?(?:the (?:stuff|things?|bits?|part|i
 _TRAIL = re.compile(
     r"\s*(?:,|;|—|–|\s-\s|\(|\.\.\.)\s*(?:i|we|he|she|they|it|that|this|there|you|because|since|as|so|but|and|not|"
     r"no|please|pls|thanks|thank|thx|ok|okay|cause|cuz|just|if|when|now|anyway|actually|honestly|seriously|lol|haha|"
-    r"let'?s|never ?mind|whatever|though|really|obviously|long story|why|what|how|ugh|oops|lol|god|omg)\b.*$"
-    r"|\s+(?:from (?:your|the|my) (?:memory|memories|records?|notes|files|database|system|brain|history|profile|"
+    r"let'?s|never ?mind|whatever|though|really|obviously|long story|why|what|how|ugh|oops|lol|god|omg|all of it|"
+    r"any of it|all|everything|every bit|remove|delete|erase|wipe|forget|drop|clear)\b.*$"
+    r"|\s+(?:(?:stored|saved|kept|remembered|recorded|on file)|from (?:(?:your|the|my) )?(?:memory|memories|records?|"
+    r"notes|"
+    r"files|database|system|brain|history|profile|"
     r"head|list)|(?:out of|off) (?:your|the) (?:memory|records?|notes|files|system|head)|for me|for good|"
     r"completely|entirely|permanently|forever|totally|right now|now|asap|please|pls|thanks|thank you|too|"
     r"as well|altogether|at all|anymore|any more|from now on|going forward|okay|ok|again|immediately|right away|"
@@ -316,6 +322,8 @@ _DISMISSAL_OBJECT = re.compile(r"^\s*(?:(?:about )?it|about that|that (?:idea|pl
 
 
 def _english(sentence: str) -> ForgetRequest | None:
+    """The request a sentence makes; of several readings ("I don't want anything kept about Coach Dave, remove it
+    all"), the one that names the most (`_RANK`)."""
     if _QUESTION_CAPABILITY.search(sentence) or re.search(r"\b(?:if i (?:ask|tell|want|say)|later on|later if|in the "
                                                          r"future|someday|some day|how does (?:that|it|this) work|"
                                                          r"would you ever|hypothetically|if i asked|if i were to|"
@@ -325,6 +333,7 @@ def _english(sentence: str) -> ForgetRequest | None:
     request = _off_record_en(sentence)
     if request:
         return request
+    found: list[ForgetRequest] = []
     for start in [0, *(m.end() for m in _CLAUSE_STARTS.finditer(sentence))]:
         if start and _REPORTED.search(sentence[:start]):
             continue
@@ -333,17 +342,18 @@ def _english(sentence: str) -> ForgetRequest | None:
             continue
         request = _imperative_en(match.group("verb"), match.group("object"), sentence[start:match.end("verb")])
         if request:
-            return request
+            found.append(request)
+            break
     match = _DESIRE.search(sentence)
     if match and not _REPORTED.search(sentence[:match.start()]):
         request = _object_en(match.group("object"), match.group(0)[:match.end("verb") - match.start()], memory=True)
         if request:
-            return request
+            found.append(request)
     match = _RATHER_NOT.search(sentence)
     if match and not _REPORTED.search(sentence[:match.start()]):
         request = _object_en(match.group("object"), match.group(0), memory=True)
         if request:
-            return request
+            found.append(request)
     for passive in (_PASSIVE_MODAL, _PASSIVE):
         match = passive.match(sentence.strip())
         if match:
@@ -356,8 +366,9 @@ def _english(sentence: str) -> ForgetRequest | None:
                              r"please (?:get|have)?|make sure)\s+", "", obj, flags=re.I)
                 request = _object_en(obj, match.group("verb"), memory=True)
                 if request:
-                    return request
-    return None
+                    found.append(request)
+                    break
+    return min(found, key=lambda r: _RANK[r.kind]) if found else None
 
 
 _OFF_RECORD_EN = re.compile(
@@ -376,7 +387,10 @@ _OFF_RECORD_EN = re.compile(
     r"(?! later)"
     r"|\bfor (?:your|the) ears only\b|\bdon'?t (?:make a note of|take note of|file) (?:this|it)\b"
     r"|\b(?:strictly )?between (?:you and me|us),? (?:and )?(?:don'?t|do not|not) (?:remember|save|store|keep|record)"
-    r"|\bjust venting,? (?:don'?t|no need to) (?:remember|save|store|keep)", re.I)
+    r"|\bjust venting,? (?:don'?t|no need to) (?:remember|save|store|keep)"
+    r"|\b(?:don'?t|do not|never) (?:log|save|store|keep|record|remember|write down|note) (?:it|this)(?: anywhere|"
+    r" at all|"
+    r" down)?\s*[:—–]", re.I)
 
 
 def _off_record_en(sentence: str) -> ForgetRequest | None:
@@ -420,7 +434,7 @@ def _imperative_en(verb: str, obj: str, cue: str) -> ForgetRequest | None:
     talk = re.search(r"\b(?:stuff|saga|story|drama|dispute|fight|gossip|situation|business|mess|news|details|info|"
                      r"(?:alarm|door|gate|garage|safe|lock|wifi|wi-fi) (?:code|password))\b", target, re.I)
     if not (_MEMORY_REFERENCE.search(obj) or _PERSONAL.match(target) or _STUFF_TAIL.search(target)
-            or (erase and (possessed or talk))):
+            or ((erase or re.match(r"scratch|strike", verb, re.I)) and (possessed or talk or _DEICTIC.match(target)))):
         return None
     # "clear that" is a request about the last message only with a verb or words of memory
     if re.match(r"^\s*(?:it|that|this)\s*$", target, re.I) and not re.search(
@@ -442,6 +456,7 @@ def _trim(text: str) -> str:
 
 def _object_en(obj: str, cue: str, *, memory: bool) -> ForgetRequest | None:
     whole = obj
+    obj = re.sub(r"^(\s*(?:anything|everything))\s+(?:kept|stored|saved|remembered|on file)\b", r"\1", obj, flags=re.I)
     if re.match(r"^\s*(?:that|this|it)\s*(?:[,;.!—–-]|$)", obj, re.I):
         kind = "this" if re.match(r"^\s*this\b", obj, re.I) else "previous"
         return ForgetRequest(kind, "", cue.strip())
@@ -543,7 +558,7 @@ _ZH_ARTEFACT = re.compile(r"文件|照片|图片|相片|相册|邮件|草稿|文
                           r"订单|日程|闹钟|提醒事项|备忘录|帖子|评论|朋友圈|微博|代码|分支|表格|这一行|那一行|这段话|"
                           r"这句话里|这个词|那个词|缓存|浏览记录|歌单|歌|行程|预约|课|航班|机票|门票|订阅|账号|账户|"
                           r"草稿箱|收件箱|PPT|ppt|幻灯片|页|段落|标点|图片|链接|附件|便签|待办|清单|列表|日历|周会|例会|会议|"
-                          r"油污|垃圾|灰|污渍|水印|C盘|内存|手机里|电脑里|存档|游戏")
+                          r"油污|垃圾|灰|污渍|水印|C盘|内存|手机里|电脑里|存档|游戏|桌面|白板|docx|pdf|xlsx")
 _ZH_MEMORY_REF = re.compile(r"记忆|记录|你记的|你存的|你那里|你那边|你这里|你这边|你那儿?|那件事|这件事|那个事|那些事|"
                             r"信息|资料|数据|内容|那些|这个|那个|我(?:跟|和|对|给|同)你(?:说|讲|提|聊|透露)|"
                             r"我说过|我提过|我讲过|我告诉过?你|关于|有关|相关|的事|的信息|的资料|的内容|的情况|的东西|"
@@ -571,7 +586,7 @@ _ZH_FILL = re.compile(
     r"的部分$|的话$|这个|那个|这些|那些|这条|那条|[，,。.!！?？、~～…]|\s+")
 # Words that make a sentence a request to the assistant rather than a report ("帮我删了吧" / "我删了").
 _ZH_REQUEST = re.compile(r"吧|请|帮我|帮忙|给我|替我|你|能不能|能否|可不可以|可以|麻烦|拜托|一下|行吗|好吗|么|吗|都给|"
-                         r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚|上一|(?:全|都|统统|一概)(?:部)?(?:删|清|忘|抹)")
+                         r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚才|刚刚|上一[句条个段]|(?:全|都|统统|一概)(?:部)?(?:删|清|忘|抹)")
 _ZH_DISMISS = re.compile(r"算了|没事|无所谓|不重要|没关系|当我没说|别管了|不提了|不说了|随便")
 _ZH_PERSONAL = re.compile(r"^(?:我|我的|我家|我们家|我家的)?(?:手机号码?|电话号码?|电话|手机|号码|微信号?|QQ号?|邮箱|"
                           r"地址|住址|家庭住址|身份证号?码?|身份证|生日|出生日期|年龄|工资|薪水|收入|月薪|年薪|银行卡号?|"
@@ -586,12 +601,16 @@ def _chinese(sentence: str) -> ForgetRequest | None:
         return None  # a question about how to delete something, not a request to forget
     pretend = re.search(r"(?P<obj>[^，。！？]{0,20}?)(?:你)?(?:就)?当(?:我|作我|做我)?没(?:提过|说过|讲过|说|讲|"
                         r"提)", text)
-    if pretend and not _ZH_REPORTED.search(text[:pretend.start()]):  # "相亲那摊子事你就当我没提过吧"
+    if pretend and not _ZH_REPORTED.search(text[:pretend.start()]) and not _ZH_DISMISS.search(text[:pretend.start()]):
+        # "相亲那摊子事你就当我没提过吧"; after "算了" it only drops a suggestion
         target = _zh_clean(pretend.group("obj"))
         if not target or _ZH_DEICTIC.match(target) or re.search(r"刚才|刚刚|上面|上一|前面", target):
             return ForgetRequest("previous", "", pretend.group(0))
         return ForgetRequest("topic", target, pretend.group(0))
-    off = re.search(_ZH_UNSTORE + r"\s*[：:]|(?:这句|这条|这段|这些|以下|下面的?|接下来的?|这事|这件事|这个)(?:话|"
+    off = re.search(_ZH_UNSTORE + r"\s*[：:]|(?:说个事|跟你说个事|说件事|告诉你个秘密|"
+                                  r"说个秘密)[，,]?\s*(?:你)?" + _ZH_UNSTORE
+                    + r"(?:哈|啊|哦|呀|噢)?\s*[，,…。.]|(?:这句|这条|这段|这些|以下|下面的?|接下来的?|这事|这件事|"
+                      r"这个)(?:话|"
                                   r"内容)?(?:你)?"
                     + _ZH_UNSTORE
                     + r"|私下(?:跟你)?说|悄悄(?:跟你)?说|说了你(?:也)?(?:别|不要)记|不用记[，,、]?(?:我)?就是|"
@@ -619,7 +638,9 @@ def _chinese_at(text: str, match: re.Match[str], kind: str) -> ForgetRequest | N
 
 def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetRequest | None:
     before, cue, after = text[:match.start()], match.group(0), text[match.end():]
-    clause_before = re.split(r"[，,：:；;]", before)[-1]
+    clause_before = re.split(r"[，,：:；;…。！？!?]", before)[-1]
+    if kind == "delete" and re.search(r"(?:不|别|不要|不用|没|没有|不能|不想)$", before):
+        return None  # "聊天记录能不能不删": keeping, not deleting
     if _ZH_REPORTED.search(before):
         return None
     if kind == "forget" and _ZH_DISMISS.search(before[-8:]) and not _ZH_MEMORY_STRICT.search(text):

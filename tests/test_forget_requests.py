@@ -84,6 +84,7 @@ def test_a_topic_request_forgets_the_topic_and_keeps_the_look_alike(smart: Memor
     moved = [e for e in smart.history(school) if e.type == "tier"][-1]
     assert moved.reason == "asked by the user" and moved.data["request"] == result.forget.id
     assert [e.type for e in result.events][-1] == "forget_request"
+    assert [(e["memory_id"], e["reason"]) for e in smart.forgotten(until=T0)] == [(school, "asked by the user")]
     assert not [h for h in smart.search("daughter school", user_id="u", at=T0) if h.record.id == school]
 
 

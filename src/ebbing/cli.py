@@ -523,7 +523,9 @@ def curves(
 
 
 def forgetting_cause(entry: dict[str, Any]) -> str:
-    """What made a forgetting happen: priority expiry, retention, manual (forget) or purge."""
+    """What made a forgetting happen: priority expiry, retention, manual (forget), a user's request or purge."""
+    if entry["data"].get("policy") == "request":
+        return "asked by the user"
     if entry["type"] == "purge":
         return "purge"
     if entry["data"].get("policy") == "manual":

@@ -154,7 +154,7 @@ class ForgetOutcome:
     agent can ask; in a dry run `candidates` are what would go. The request itself is never stored."""
 
     id: str  # the request's id, carried by each forget event it caused
-    kind: str  # previous, this, field, topic, entity, everything, or query (forget_matching)
+    kind: str  # previous, this, field, topic, entity or everything (forget_matching: topic or entity)
     target: str
     forgotten: list[MemoryRecord] = field(default_factory=list)
     candidates: list[Hit] = field(default_factory=list)

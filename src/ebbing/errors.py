@@ -5,6 +5,7 @@
     ├── NotFound       no record (or no longer one) with that id
     ├── Conflict       the request contradicts the stored state
     └── StoreError     the store could not do what was asked
+        └── ReadOnly   a write to a store opened read-only
 """
 
 from __future__ import annotations
@@ -36,3 +37,8 @@ class Conflict(EbbingError):
 
 class StoreError(EbbingError):
     """The store failed; the message says how."""
+
+
+class ReadOnly(StoreError):
+    """The store was opened read-only (the file is not writable, or `read_only=True` was asked): reads work,
+    writes fail with this and change nothing."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -74,6 +75,8 @@ IMPORT_FIELDS = {"text", "user_id", "agent_id", "session_id", "kind", "importanc
                  "security"}
 # Accepted so an export imports again, but not restored: the tier and counters start afresh.
 EXPORT_ONLY_FIELDS = {"tenant", "tier", "updated_at", "content_hash", "embedding", "update_count"}
+
+log = logging.getLogger("ebbing")
 
 
 @dataclass
@@ -158,6 +161,7 @@ class Memory:
         context: ContextConfig | None = None,
         privacy: bool | None = None,
         forgetting: ForgetConfig | None = None,
+        read_only: bool = False,
     ) -> None:
         self.tenant = validate.name(tenant, "tenant", required=True) or "default"
         self.search_config = search or SearchConfig()
@@ -181,7 +185,7 @@ class Memory:
             archive_root = default_db().parent / "archive"
         else:
             db = Path(path) if path is not None else default_db()
-            self.store = SQLiteStore(db)
+            self.store = SQLiteStore(db, read_only=read_only)
             archive_root = db.parent / "archive"
         self.archive = Archive(Path(archive) if archive is not None else archive_root)
         self.lifecycle = Lifecycle(self.store, self.archive, self.composite, self.tenant, actor)
@@ -194,6 +198,7 @@ class Memory:
                              classifier=LLMClassifier(llm) if llm else None, extractor=LLMFacts(llm) if llm else None,
                              embedder=f"{embedder.name}:{embedder.dimensions}")
         self._background: Background | None = None
+        self._warned_read_only = False
         self._cold_files = ColdFiles(lambda file: [record for record, _ in self.archive.read(file)], terms)
         self._cold_index = ColdIndex(self._cold_files)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
@@ -203,7 +208,7 @@ class Memory:
             self.set_privacy(privacy)
         space = f"{embedder.name}:{embedder.dimensions}"
         stored = self.store.get_meta("embedder")
-        if stored is None:
+        if stored is None and not self.read_only:
             self.store.set_meta("embedder", space)
         elif stored != space:
             self.store.close()
@@ -537,8 +542,18 @@ class Memory:
         found = {i: r for i in set(successor.values()) - present if (r := self.store.get(self.tenant, i))}
         return succession.successors_first(hits, successor, found)
 
+    @property
+    def read_only(self) -> bool:
+        """True when the store was opened read-only: reads work, uses are not counted, writes raise ReadOnly."""
+        return bool(getattr(self.store, "read_only", False))
+
     def _use(self, hits: list[Hit], now: float) -> list[Hit]:
         """Count returned records as used (once a day each) and lift them to the tier they now earn."""
+        if self.read_only:
+            if not self._warned_read_only:
+                self._warned_read_only = True
+                log.warning("the store is read-only: this recall is not counted as a use of what it found")
+            return hits
         live_ids = [h.record.id for h in hits if h.record.tier is not Tier.COLD]
         counted = self.store.record_access(self.tenant, live_ids, now, self.search_config.access_window,
                                            self.actor)

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ebbing.model import Kind, MemoryRecord, Priority, Tier
+from ebbing.store import files
 
 _TS = pa.timestamp("us", tz="UTC")
 SCHEMA = pa.schema([
@@ -73,9 +74,10 @@ class Archive:
     def _durably(self, relative: Path, table: pa.Table) -> None:
         """Write to a temporary name, fsync, rename into place, fsync the folder: whole or absent."""
         target = self.root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
+        files.private_folder(target.parent)
         temporary = target.with_suffix(".tmp")
         pq.write_table(table, temporary, compression="zstd")
+        files.make_private(temporary)  # pyarrow creates it under the umask
         with open(temporary, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(temporary, target)

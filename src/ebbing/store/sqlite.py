@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ebbing.errors import StoreError
+from ebbing.errors import ReadOnly, StoreError
 from ebbing.model import LIVE_TIERS, Event, Kind, MemoryRecord, Priority, Scope, Tier, when
 from ebbing.recall.terms import match_expression
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
 from ebbing.store.base import Candidate, Closing, FactRow, FullStore, SealedSecret, SweepRows
 from ebbing.store.filters import compile_sqlite
-from ebbing.store.migrations import migrate
+from ebbing.store import files
+from ebbing.store.migrations import MIGRATIONS, migrate
 from ebbing.store.vectors import ScopeVectors
 
 _FIELDS = (
@@ -91,21 +92,32 @@ def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
 
 
 class SQLiteStore:
-    def __init__(self, path: str | Path, *, max_term_docs: int = 500) -> None:
+    _immutable = False  # read through `immutable=1` (a read-only WAL file without its -shm)
+
+    def __init__(self, path: str | Path, *, max_term_docs: int = 500, read_only: bool = False) -> None:
         self.path = Path(path)
         self.max_term_docs = max_term_docs
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # A file this process cannot write is opened for reading: search works (without counting uses),
+        # writes fail with one clear error instead of SQLite's "attempt to write a readonly database".
+        self.read_only = read_only or not files.writable(self.path)
         try:
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            # synchronous=NORMAL in WAL mode: a killed process loses nothing committed; a power cut may
-            # lose the last commits but never corrupts the file. FULL would fsync on every search.
-            for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON",
-                           "secure_delete = ON", "busy_timeout = 30000"):
-                self._conn.execute(f"PRAGMA {pragma}")
-            migrate(self._conn)
+            if self.read_only:
+                self._conn = self._open_read_only()
+            else:
+                files.private_file(self.path)
+                unmarked = files.claim(self.path)  # before any write: a foreign file is left as it was
+                self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+                # synchronous=NORMAL in WAL mode: a killed process loses nothing committed; a power cut may
+                # lose the last commits but never corrupts the file. FULL would fsync on every search.
+                for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON",
+                               "secure_delete = ON", "busy_timeout = 30000"):
+                    self._conn.execute(f"PRAGMA {pragma}")
+                if unmarked:
+                    self._conn.execute(f"PRAGMA application_id = {files.APPLICATION_ID}")
+                migrate(self._conn)
             # A second connection for keyword reads, so a search can rank keywords while the vector scan
             # runs on the other core (WAL lets readers and the writer proceed side by side).
-            self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._reader = self._connect_reader()
             self._reader.execute("PRAGMA busy_timeout = 30000")
             self._reader.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, 'row')")
@@ -119,8 +131,38 @@ class SQLiteStore:
 
     # -- plumbing ------------------------------------------------------------------------------------
 
+    def _uri(self, immutable: bool = False) -> str:
+        return f"{self.path.resolve().as_uri()}?mode=ro" + ("&immutable=1" if immutable else "")
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not self.path.exists():
+            raise StoreError(f"no Ebbing store at {self.path}, and the folder is read-only")
+        files.claim(self.path)
+        try:
+            conn = sqlite3.connect(self._uri(), uri=True, isolation_level=None, check_same_thread=False, timeout=30)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            # A WAL file without its -shm in a folder we cannot write: nobody can be writing it either, so
+            # it is read as an immutable file.
+            self._immutable = True
+            conn = sqlite3.connect(self._uri(True), uri=True, isolation_level=None, check_same_thread=False)
+        applied = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+        if missing := [name for name, _ in MIGRATIONS if name not in applied]:
+            conn.close()
+            raise StoreError(f"{self.path} needs schema changes ({', '.join(missing)}) but is read-only; "
+                             "open it once with write access")
+        return conn
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        if not self.read_only:
+            return sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        return sqlite3.connect(self._uri(self._immutable), uri=True, isolation_level=None, check_same_thread=False,
+                               timeout=30)
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise ReadOnly(f"{self.path} is read-only: nothing was changed")
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:

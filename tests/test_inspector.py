@@ -95,7 +95,9 @@ def test_overview_shows_every_tier_the_log_and_both_charts(client: TestClient, s
     assert seeded.ids["standup"] in section(html, "trash")
     log = html.split('data-testid="log"')[1]
     assert seeded.ids["standup"] in log and "the user said it changed" in log
-    assert html.count("<svg") == 2 and "<polygon" in html and "<polyline" in html
+    assert html.count('class="chart"') == 2 and "<polygon" in html and "<polyline" in html
+    assert html.count('<svg class="key"') == html.count("<polyline")  # a colour swatch per curve, no inline style
+    assert "style=" not in html  # the Content-Security-Policy allows no inline style
     assert "never (pinned)" in section(html, "hot") + section(html, "warm")  # the pinned deploy rule
     assert re.search(r"→ (warm|cold|trash) <span class=\"when\">\d{4}-\d\d-\d\d", html)  # projected fade dates
     everyone = client.get("/").text
@@ -221,7 +223,14 @@ def keyed(tmp_path: Path) -> Iterator[tuple[TestClient, Seeded, Seeded, dict[str
         yield test_client, acme, globex, keys
 
 
-def test_login_sets_a_strict_httponly_cookie_and_never_echoes_the_key(
+def login(client: TestClient, key: str) -> str:
+    """Log in through the form; returns the session id the cookie now holds."""
+    done = client.post("/inspector/login", data={"key": key}, follow_redirects=False)
+    assert (done.status_code, done.headers["location"]) == (303, "/"), done.text
+    return str(client.cookies["ebbing_session"])
+
+
+def test_login_sets_a_strict_httponly_session_cookie_and_never_echoes_the_key(
         keyed: tuple[TestClient, Seeded, Seeded, dict[str, str]]) -> None:
     client, _, _, keys = keyed
     home = client.get("/", follow_redirects=False)
@@ -234,19 +243,23 @@ def test_login_sets_a_strict_httponly_cookie_and_never_echoes_the_key(
     ok = client.post("/inspector/login", data={"key": keys["acme"]}, follow_redirects=False)
     assert (ok.status_code, ok.headers["location"]) == (303, "/")
     cookie = ok.headers["set-cookie"]
-    assert cookie.startswith(f"ebbing_key={keys['acme']};") and "HttpOnly" in cookie
-    assert "samesite=strict" in cookie.lower() and "Path=/" in cookie
+    session = client.cookies["ebbing_session"]  # an opaque session id, not the key
+    assert cookie.startswith(f"ebbing_session={session};") and "HttpOnly" in cookie and "Max-Age=43200" in cookie
+    assert "samesite=strict" in cookie.lower() and "Path=/" in cookie and "secure" not in cookie.lower()
+    assert keys["acme"] not in cookie and len(session) >= 40
     page = client.get("/", params={"user": "maya"})  # the client now sends the cookie
     assert page.status_code == 200 and "tenant <b>acme</b>" in page.text and keys["acme"] not in page.text
     out = client.post("/inspector/logout", follow_redirects=False)
-    assert 'ebbing_key=""' in out.headers["set-cookie"] and "Max-Age=0" in out.headers["set-cookie"]
+    assert 'ebbing_session=""' in out.headers["set-cookie"] and "Max-Age=0" in out.headers["set-cookie"]
     client.cookies.clear()
+    assert client.get("/", follow_redirects=False).status_code == 303
+    client.cookies.set("ebbing_session", session)  # a copy of the cookie kept from before the logout: dead
     assert client.get("/", follow_redirects=False).status_code == 303
 
 
 def test_foreign_ids_are_404_and_change_nothing(keyed: tuple[TestClient, Seeded, Seeded, dict[str, str]]) -> None:
     client, acme, globex, keys = keyed
-    client.cookies.set("ebbing_key", keys["globex"])
+    login(client, keys["globex"])
     theirs = acme.ids["trip"]
     page = client.get(f"/inspector/memories/{theirs}")
     unknown = client.get("/inspector/memories/01ZZZZZZZZZZZZZZZZZZZZZZZZ")

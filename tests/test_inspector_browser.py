@@ -89,9 +89,13 @@ def test_load_search_pin_forget_restore_erase_in_chromium(served: tuple[str, See
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             expect = sync_api.expect
             expect.set_options(timeout=10_000)
+            blocked: list[str] = []  # whatever the Content-Security-Policy stopped: nothing, if it fits the pages
+            page.on("console", lambda message: blocked.append(message.text)
+                    if "Content Security Policy" in message.text else None)
 
             # Load: no key yet, so the login form; a wrong key is refused, the right one lets us in.
-            page.goto(base + "/")
+            first = page.goto(base + "/")
+            assert first is not None and "script-src 'self'" in first.headers["content-security-policy"]
             expect(page).to_have_url(base + "/inspector/login")
             page.fill("#key", "ebk_000000000000_wrong")
             page.click("button:has-text('Log in')")
@@ -99,8 +103,10 @@ def test_load_search_pin_forget_restore_erase_in_chromium(served: tuple[str, See
             page.fill("#key", key)
             page.click("button:has-text('Log in')")
             expect(page.get_by_test_id("who")).to_contain_text("acme")
-            assert not [c for c in page.context.cookies() if c["name"] == "ebbing_key" and not c["httpOnly"]]
-            assert page.evaluate("document.cookie") == ""  # HttpOnly: the page's scripts cannot read the key
+            cookies = page.context.cookies()
+            assert [c["name"] for c in cookies] == ["ebbing_session"] and cookies[0]["httpOnly"]
+            assert key not in cookies[0]["value"]  # a session id: the key stays out of the browser
+            assert page.evaluate("document.cookie") == ""  # HttpOnly: the page's scripts cannot read the session
             page.click("a.chip:has-text('maya')")
             expect(page.locator("h1")).to_have_text("maya")
             with store(seeded) as memory:
@@ -168,5 +174,12 @@ def test_load_search_pin_forget_restore_erase_in_chromium(served: tuple[str, See
             page.goto(f"{base}/inspector/memories/{ids['tabs']}")
             expect(page.get_by_test_id("history")).to_contain_text("forgotten in the inspector")
             expect(page.get_by_test_id("tier")).to_have_text("warm")
+            assert blocked == []
+
+            # Log out: the session ends on the server too, so the page asks for a key again.
+            page.click("button:has-text('Log out')")
+            expect(page).to_have_url(base + "/inspector/login")
+            page.goto(base + "/")
+            expect(page).to_have_url(base + "/inspector/login")
         finally:
             browser.close()

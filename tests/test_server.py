@@ -138,8 +138,9 @@ def test_errors_have_one_shape_and_the_right_status(client: TestClient) -> None:
     assert_error(client.put("/v1/memories/x"), 405, "method_not_allowed")
     assert_error(client.post("/v1/search", json={"user_id": "alice"}), 422, "invalid_request", "query")
     assert_error(client.post("/v1/search", json={"query": "x", "limmit": 3}), 422, "invalid_request", "limmit")
-    assert_error(client.post("/v1/search", content=b"{not json", headers={"Content-Type": "application/json"}),
-                 422, "invalid_request")
+    broken = assert_error(client.post("/v1/search", content=b'{"query": "x",}',
+                                      headers={"Content-Type": "application/json"}), 422, "invalid_request", "body")
+    assert broken["message"].startswith("body: must be valid JSON: ") and "character 14" in broken["message"]
     assert_error(client.post("/v1/search", json={"query": "x", "limit": 0}), 400, "invalid_input", "limit")
     assert_error(client.post("/v1/memories", json={"text": "  "}), 400, "invalid_input", "text")
     assert_error(client.post("/v1/memories", json={"text": "hello", "at": "yesterday-ish"}), 400, "invalid_input",
@@ -169,13 +170,17 @@ def test_keys_roles_and_the_cookie(db: Path) -> None:
             assert_error(http.post(path, headers=bearer(agent)), 403, "forbidden")
         assert http.get(f"/v1/memories/{rid}", headers=bearer(agent)).json()["held"] is False
         assert http.post("/v1/sweep", json={}, headers=bearer(admin)).status_code == 200
-        http.cookies.set("ebbing_key", agent)
-        assert http.get(f"/v1/memories/{rid}").status_code == 200  # the inspector's cookie
+        http.cookies.set("ebbing_key", agent)  # older servers' cookie held the key itself: no longer a credential
+        assert_error(http.get(f"/v1/memories/{rid}"), 401, "unauthorized")
         http.cookies.clear()
+        assert http.post("/inspector/login", data={"key": agent}, follow_redirects=False).status_code == 303
+        assert http.get(f"/v1/memories/{rid}").status_code == 200  # the inspector's session cookie
         store = KeyStore(keys_path(db))
         store.revoke(store.check(agent).key_id)  # type: ignore[union-attr]
         store.revoke(store.check(admin).key_id)  # type: ignore[union-attr]
         store.close()
+        assert "log in again" in assert_error(http.get("/v1/stats"), 401, "unauthorized")["message"]
+        http.cookies.clear()
         assert_error(http.get("/v1/stats", headers=bearer(agent)), 401, "unauthorized")
         assert_error(http.get("/v1/stats"), 401, "unauthorized")  # revoking every key does not reopen it
 

@@ -1,8 +1,9 @@
 """`create_app(...)`: the FastAPI application behind `ebbing serve`.
 
 Configuration comes in as arguments (the CLI reads the environment, never this module). The app holds one
-`Memory` per tenant on the store at `db`, the key store next to it, the limits, and, if `sweep_every` is
-given, a background task that sweeps every tenant on a jittered schedule.
+`Memory` per tenant on the store at `db`, the key store next to it (with the inspector's login sessions),
+the limits, and, if `sweep_every` is given, a background task that sweeps every tenant on a jittered
+schedule. Every response carries the security headers of `headers.py`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ebbing.config import default_db
 from ebbing.embed.base import Embedder
 from ebbing.memory import Memory
 from ebbing.server import errors, inspector
+from ebbing.server.headers import SecurityHeaders
 from ebbing.server.keys import KeyStore, keys_path
 from ebbing.server.limits import BodyLimit, Limits, RateLimiter
 from ebbing.server.routes import router
@@ -38,11 +40,14 @@ def create_app(
     secret_key: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     seed: int | None = None,
+    secure_cookies: bool = False,
 ) -> FastAPI:
     """The app for the store at `db` (default `$EBBING_HOME/ebbing.db`).
 
     `embedder` defaults to the library's default embedder; `keys` to `<db stem>.keys.db` beside the store;
-    `sweep_every` (seconds) turns on background sweeps, off when None; `clock` drives the rate limiter.
+    `sweep_every` (seconds) turns on background sweeps, off when None; `clock` drives the rate limiter;
+    `secure_cookies` marks the inspector's session cookie Secure even on plain HTTP (behind a TLS proxy that
+    uvicorn does not trust with X-Forwarded-Proto); over HTTPS it is Secure anyway.
     """
     path = Path(db) if db is not None else default_db()
     if embedder is None:
@@ -55,7 +60,7 @@ def create_app(
         return Memory(path, tenant=tenant, embedder=shared, secret_key=secret_key, actor="server")
 
     server = Server(KeyStore(keys if keys is not None else keys_path(path)), Tenants(open_memory),
-                    limits or Limits(), RateLimiter(clock))
+                    limits or Limits(), RateLimiter(clock), secure_cookies)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -76,6 +81,8 @@ def create_app(
     app.state.ebbing = server
     errors.install(app)
     app.add_middleware(BodyLimit, limit_for=server.body_limit)
+    # Added last, so it wraps the body limit too: a 413 carries the headers like any other answer.
+    app.add_middleware(SecurityHeaders, docs=(app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url))
 
     @app.get("/healthz", summary="Liveness: no key needed")
     def healthz() -> dict[str, Any]:

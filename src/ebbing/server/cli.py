@@ -1,7 +1,8 @@
 """`ebbing serve`, `ebbing keys create|list|revoke` and `ebbing worker`: the server's commands.
 
-The environment is read here, at the edge: `EBBING_SECRET_KEY` (seals secrets, as for the CLI) and
-`EBBING_EMBEDDER` (`hash` picks the tiny test embedder; unset means the default model).
+The environment is read here, at the edge: `EBBING_SECRET_KEY` (seals secrets, as for the CLI),
+`EBBING_EMBEDDER` (`hash` picks the tiny test embedder; unset means the default model) and
+`EBBING_COOKIE_SECURE` (1: the same as `ebbing serve --secure-cookies`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ def serve(
     burst: Annotated[int, typer.Option("--burst", help="Requests a key may make at once.")] = 100,
     max_body: Annotated[int, typer.Option("--max-body", help="Largest request body per key, in bytes.")]
     = 1_000_000,
+    secure_cookies: Annotated[bool, typer.Option("--secure-cookies", envvar="EBBING_COOKIE_SECURE",
+                                                 help="Mark the inspector's session cookie Secure even on plain "
+                                                 "HTTP, e.g. behind a TLS proxy (over HTTPS it always is).")]
+    = False,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs) and the inspector (/) over HTTP. Needs API keys
     (`ebbing keys create`) unless it listens on a loopback address."""
@@ -89,7 +94,8 @@ def serve(
         raise InvalidInput("host", f"no API key exists for {path}, so the server may only listen on a loopback "
                            "address; create one with `ebbing keys create --tenant NAME --role admin` first")
     app = create_app(path, embedder=embedder_from_env(os.environ), limits=Limits(rate, burst, max_body),
-                     sweep_every=sweep_every or None, secret_key=os.environ.get("EBBING_SECRET_KEY") or None)
+                     sweep_every=sweep_every or None, secret_key=os.environ.get("EBBING_SECRET_KEY") or None,
+                     secure_cookies=secure_cookies)
     mode = "keys required" if configured else "open: no keys yet, loopback only"
     print(f"ebbing serving {path} on http://{host}:{port} ({mode})", flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -10,7 +10,7 @@
         ├── Forbidden               403 forbidden       (an agent key on an admin route)
         ├── TooLarge                413 too_large
         └── RateLimited             429 rate_limited    (with Retry-After)
-    FastAPI's request validation    422 invalid_request (the field is the dotted location)
+    FastAPI's request validation    422 invalid_request (the field is the dotted location; "body" for bad JSON)
     Starlette's HTTP errors         their own status    (unknown route 404, wrong method 405)
     anything else (a bug)           500 server_error    (the same shape; the traceback goes to the log)
 """
@@ -91,10 +91,19 @@ def _location(loc: Sequence[Any]) -> str:
     return ".".join(parts)
 
 
+def _json_problem(error: dict[str, Any]) -> str:
+    reason = str((error.get("ctx") or {}).get("error") or "cannot be parsed")
+    loc: Sequence[Any] = error.get("loc") or ()
+    where = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else None
+    return reason if where is None else f"{reason} (at character {where})"
+
+
 def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = exc.errors()
     first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
+    if first.get("type") == "json_invalid":  # its loc is ("body", <character offset>): name the body instead
+        return error_response(422, "invalid_request", f"body: must be valid JSON: {_json_problem(first)}", "body")
     field = _location(first.get("loc", ("body",)))
     return error_response(422, "invalid_request", f"{field}: {first.get('msg', 'invalid')}", field or None)
 

@@ -3,7 +3,9 @@ forget, restore and erase buttons. Server-rendered HTML (Jinja2, autoescaped), a
 charts as inline SVG; every action is a POST form that calls one `Memory` method and redirects back.
 
 Who is asking comes from the REST server's own dependencies (`tenancy.principal`: a Bearer header or the
-HttpOnly cookie `ebbing_key` that the login form sets). A foreign or purged id is a 404 like any other.
+HttpOnly session cookie that the login form sets; the key itself never leaves the form's POST). A foreign or
+purged id is a 404 like any other. Every POST must come from this site (`same_origin`); the pages run no
+inline script or style, so the strict Content-Security-Policy of `headers.py` fits them.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the routes' Annotated dependencies at runtime,
@@ -27,8 +29,6 @@ from ebbing.server import inspector_view as view
 
 HERE = Path(__file__).parent
 STATIC = {"inspector.css": "text/css", "inspector.js": "text/javascript"}
-COOKIE = "ebbing_key"
-COOKIE_SECONDS = 12 * 3600
 ACTIONS = ("pin", "unpin", "forget", "restore", "purge")
 LOG_DAYS = 7
 
@@ -67,16 +67,35 @@ def _user(value: str | None) -> str | None:
     return validate.name(value.strip(), "user") if value and value.strip() else None
 
 
+SAME_SITE_FETCHES = ("same-origin", "none")  # `none`: the user's own navigation (typed, bookmarked)
+
+
 def same_origin(request: Request) -> None:
     """Dependency of every POST: a form sent from another site is refused, even in open mode where no cookie
-    is needed (browsers send `Origin` with every POST; clients that send none, like curl, pass)."""
+    is needed. Browsers send `Origin` with every POST, and `Sec-Fetch-Site` with every request to an HTTPS or
+    localhost origin (even where an extension or a policy drops `Origin`); either one naming another origin,
+    a sibling subdomain included, is refused. Clients that send neither, like curl, pass: they are not a
+    browser tricked by a page."""
     origin = request.headers.get("origin")
     if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
         raise HTTPException(403, "a form from another site cannot change memories here")
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None and fetch_site.strip().lower() not in SAME_SITE_FETCHES:
+        raise HTTPException(403, f"a request from another site ({fetch_site}) cannot change memories here")
+
+
+class Sessions(Protocol):
+    """How the login form opens and the logout button closes a session (`tenancy` does it in the key store)."""
+
+    def open(self, request: Request, key: str, response: Response) -> Who | None:
+        """Sets the session cookie on `response` for a live key; None for a bad one."""
+
+    def close(self, request: Request, response: Response) -> None:
+        """Ends the caller's session on the server and clears its cookie on `response`."""
 
 
 def build_router(principal_dep: Callable[[Request], Who], memory_dep: Callable[..., Any],
-                 check_key: Callable[[Request, str], Who | None]) -> APIRouter:
+                 sessions: Sessions) -> APIRouter:
     """The inspector's routes over the server's own ways to know who asks and to open their `Memory`.
 
     `memory_dep` is a FastAPI dependency (it may yield, and may hold the tenant's lock while the page renders);
@@ -166,18 +185,15 @@ def build_router(principal_dep: Callable[[Request], Who], memory_dep: Callable[.
     @router.post("/inspector/login", dependencies=[Depends(same_origin)])
     def login(request: Request, key: Annotated[str, Form()] = "") -> Response:
         key = key.strip()
-        who = check_key(request, key) if key else None
-        if who is None:  # the key itself is never echoed back
-            return _page("login.html", 401, who=None, failed=True)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, key, max_age=COOKIE_SECONDS, path="/", httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https")
+        if not key or sessions.open(request, key, response) is None:  # the key itself is never echoed back
+            return _page("login.html", 401, who=None, failed=True)
         return response
 
     @router.post("/inspector/logout", dependencies=[Depends(same_origin)])
-    def logout() -> Response:
+    def logout(request: Request) -> Response:
         response = RedirectResponse("/inspector/login", status_code=303)
-        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        sessions.close(request, response)
         return response
 
     @router.get("/inspector/static/{name}")
@@ -218,7 +234,7 @@ def _overview(memory: Memory, user: str | None, q: str | None, slot: str | None,
 def _default_router() -> APIRouter:
     from ebbing.server import tenancy
 
-    return build_router(tenancy.principal, tenancy.memory_for, tenancy.check_key)
+    return build_router(tenancy.principal, tenancy.memory_for, tenancy.InspectorSessions())
 
 
 router = _default_router()

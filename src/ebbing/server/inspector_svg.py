@@ -100,6 +100,13 @@ def curve_chart(curves: Sequence[tuple[MemoryRecord, np.ndarray, np.ndarray]], t
     return _frame("Projected retention if never used again", body)
 
 
-def legend(curves: Sequence[tuple[MemoryRecord, np.ndarray, np.ndarray]]) -> list[tuple[str, MemoryRecord]]:
-    """(colour, record) per drawn curve, for the list under the chart."""
-    return [(CURVE_COLOURS[i % len(CURVE_COLOURS)], record) for i, (record, _, _) in enumerate(curves)]
+def swatch(colour: str) -> Markup:
+    """A small square of `colour`, drawn as SVG: a fill attribute, not a `style` one, which the inspector's
+    Content-Security-Policy (no inline styles) would block."""
+    return Markup(f'<svg class="key" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" rx="2" '
+                  f'fill="{escape(colour)}"/></svg>')
+
+
+def legend(curves: Sequence[tuple[MemoryRecord, np.ndarray, np.ndarray]]) -> list[tuple[Markup, MemoryRecord]]:
+    """(colour swatch, record) per drawn curve, for the list under the chart."""
+    return [(swatch(CURVE_COLOURS[i % len(CURVE_COLOURS)]), record) for i, (record, _, _) in enumerate(curves)]

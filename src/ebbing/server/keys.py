@@ -5,6 +5,11 @@ to revoke; `secret` carries 256 random bits. The store keeps sha256 of the whole
 `hmac.compare_digest`; a key is shown once, when it is created. Keys live in their own small SQLite file
 next to the memory store (`<db stem>.keys.db`), so copying or exporting memories never copies keys.
 A revoked key stays listed (with when it was revoked) and never works again.
+
+The inspector's logins are sessions kept in the same file, so every server process on the store agrees on
+them: a random session id lives in the browser's cookie, and only its sha256 is stored here, with the id of
+the key that logged in and when the session ends. A session is worth only as much as its key: it is checked
+again on every use, and revoking the key deletes its sessions. The plaintext key is never stored.
 """
 
 from __future__ import annotations
@@ -38,6 +43,15 @@ CREATE TABLE IF NOT EXISTS keys (
     rate REAL,          -- requests per second, NULL: the server's default
     burst INTEGER,      -- bucket size, NULL: the server's default
     max_body INTEGER    -- bytes, NULL: the server's default
+)
+"""
+
+_SESSIONS = """
+CREATE TABLE IF NOT EXISTS sessions (
+    hash TEXT PRIMARY KEY,      -- sha256 of the session id; the id itself is only in the browser's cookie
+    key_id TEXT NOT NULL,       -- the key that logged in (its public id, never the key)
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
 )
 """
 
@@ -88,6 +102,7 @@ class KeyStore:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._conn.execute(_SCHEMA)
+        self._conn.execute(_SESSIONS)
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -155,6 +170,7 @@ class KeyStore:
         with self._lock:
             self._conn.execute("UPDATE keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL",
                                (to_epoch(at), key_id))
+            self._conn.execute("DELETE FROM sessions WHERE key_id = ?", (key_id,))
         info = self.info(key_id)
         if info is None:
             raise NotFound("key_id", key_id)
@@ -170,3 +186,31 @@ class KeyStore:
         with self._lock:
             rows = self._conn.execute("SELECT DISTINCT tenant FROM keys WHERE revoked_at IS NULL ORDER BY tenant")
             return [row[0] for row in rows.fetchall()]
+
+    def open_session(self, key: str, seconds: float, at: Instant = None) -> tuple[str, KeyInfo] | None:
+        """Log in with a live key: a new session id (for the cookie; only its hash is kept) lasting `seconds`,
+        and the key's description; None if the key does not work."""
+        info = self.check(key)
+        if info is None:
+            return None
+        now = to_epoch(at)
+        session = secrets.token_urlsafe(32)
+        with self._lock:
+            self._conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (now,))  # tidy up as we go
+            self._conn.execute("INSERT INTO sessions (hash, key_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                               (_hash(session), info.key_id, now, now + seconds))
+        return session, info
+
+    def session(self, session: str, at: Instant = None) -> KeyInfo | None:
+        """The key behind a session id while both are alive; None once it expired, was closed, or its key was
+        revoked."""
+        with self._lock:
+            row = self._conn.execute("SELECT key_id FROM sessions WHERE hash = ? AND expires_at > ?",
+                                     (_hash(session), to_epoch(at))).fetchone()
+        info = self.info(row[0]) if row else None
+        return info if info is not None and info.revoked_at is None else None
+
+    def close_session(self, session: str) -> None:
+        """Log out: the session id stops working at once, in every process."""
+        with self._lock:
+            self._conn.execute("DELETE FROM sessions WHERE hash = ?", (_hash(session),))

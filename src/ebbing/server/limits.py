@@ -2,7 +2,12 @@
 
 Each key has its own bucket of `burst` requests that refills at `rate` per second; a key's own row in the
 key store may override the server's defaults. The body limit is enforced before the app parses anything:
-the middleware reads at most `max_body + 1` bytes, whatever Content-Length claims.
+the middleware keeps at most `max_body` bytes, whatever Content-Length claims.
+
+Before a 413 goes out, the rest of the body is read and thrown away (up to `DRAIN` bytes in all). A client
+that sends its whole body before reading the answer (Python's urllib, most simple clients) would otherwise
+see the connection reset under its upload, as the server closes a socket with unread bytes in it, and never
+read the 413. A body larger than `DRAIN` is not worth the wait: the server answers and closes at once.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ class RateLimiter:
             return (1.0 - tokens) / rate
 
 
+DRAIN = 16 * 1024 * 1024  # bytes of an oversize body read (and dropped) so that the client can read the 413
+
+
 class BodyLimit:
     """ASGI middleware: refuses a body larger than `limit_for(headers)` bytes with 413, before any parsing."""
 
@@ -63,6 +71,8 @@ class BodyLimit:
         limit = self.limit_for(headers)
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
+            if int(declared) <= DRAIN and not await _drain(receive, 0):
+                return
             await self._refuse(scope, receive, send, limit)
             return
         chunks: list[bytes] = []
@@ -74,6 +84,8 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
+                if message.get("more_body", False) and not await _drain(receive, size):
+                    return
                 await self._refuse(scope, receive, send, limit)
                 return
             chunks.append(chunk)
@@ -96,6 +108,19 @@ class BodyLimit:
         response = error_response(413, "too_large", f"request body is larger than this key's limit of {limit} bytes",
                                   "body", {"Connection": "close"})
         await response(scope, receive, send)
+
+
+async def _drain(receive: Receive, size: int) -> bool:
+    """Read the rest of a request body into nothing, `size` bytes of it already read, up to `DRAIN` bytes in all.
+    False if the client went away meanwhile (there is nobody left to answer)."""
+    while size <= DRAIN:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return False
+        size += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return True
+    return True  # too much to wait for: answer now, and the connection closes under the rest
 
 
 def bearer(headers: dict[str, Any]) -> str | None:

@@ -1,9 +1,9 @@
 """Who is asking, and their tenant's `Memory`.
 
-`principal` (a FastAPI dependency) reads the key from `Authorization: Bearer <key>`, or else from the
-cookie `ebbing_key` (set by the inspector's login form), and charges the key's rate limit. With no key ever
-made (open mode, which `ebbing serve` allows on loopback only) every request is the local admin of tenant
-"default".
+`principal` (a FastAPI dependency) reads the key from `Authorization: Bearer <key>`, or else the key behind
+the inspector's session cookie `ebbing_session` (set by its login form; see `InspectorSessions`, keys.py),
+and charges the key's rate limit. With no key ever made (open mode, which `ebbing serve` allows on loopback
+only) every request is the local admin of tenant "default".
 
 Thread-safety, by design: the server keeps ONE `Memory` per tenant, all on the same SQLite file, each with
 its own connections, and one lock per tenant. `memory_for` hands out that `Memory` behind a thin proxy that
@@ -23,15 +23,17 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast
 
 import numpy as np
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Response
 
 from ebbing.embed.base import Embedder
 from ebbing.memory import Memory
 from ebbing.server.errors import Forbidden, RateLimited, Unauthorized
-from ebbing.server.keys import KeyStore, key_id_of
+from ebbing.server.keys import KeyInfo, KeyStore
 from ebbing.server.limits import Limits, RateLimiter, bearer
 
-COOKIE = "ebbing_key"
+COOKIE = "ebbing_session"  # an opaque session id, never the key
+LEGACY_COOKIE = "ebbing_key"  # older servers kept the key itself here: it is ignored, and cleared at login
+SESSION_SECONDS = 12 * 3600
 LOCAL = "local"
 
 
@@ -115,16 +117,14 @@ class Server:
     tenants: Tenants
     limits: Limits
     limiter: RateLimiter
-
-    def check(self, key: str) -> Principal | None:
-        info = self.keys.check(key)
-        return Principal(info.tenant, info.role, info.key_id) if info else None
+    secure_cookies: bool = False  # mark the session cookie Secure even on plain HTTP (TLS ends before us)
 
     def body_limit(self, headers: dict[str, str]) -> int:
-        """The body limit of the key in these headers (a key's own, else the default)."""
-        key = bearer(headers) or _cookie(headers.get("cookie", ""))
-        key_id = key_id_of(key) if key else None
-        info = self.keys.info(key_id) if key_id else None
+        """The body limit of the caller in these headers: their key's own if it checks out, else the default
+        (a made-up key id must not borrow another key's larger limit)."""
+        key = bearer(headers)
+        session = None if key else _cookie(headers.get("cookie", ""))
+        info = self.keys.check(key) if key else self.keys.session(session) if session else None
         return info.max_body if info and info.max_body else self.limits.max_body
 
 
@@ -140,9 +140,44 @@ def server_of(request: Request) -> Server:
     return cast(Server, request.app.state.ebbing)
 
 
-def check_key(request: Request, key: str) -> Principal | None:
-    """For the inspector's login form: the principal of a plaintext key, or None."""
-    return server_of(request).check(key)
+def _principal(info: KeyInfo) -> Principal:
+    return Principal(info.tenant, info.role, info.key_id)
+
+
+def _secure(request: Request) -> bool:
+    """Whether cookies get the Secure flag: when told so, or over HTTPS. uvicorn takes the scheme from
+    X-Forwarded-Proto only when a proxy it trusts sent it (FORWARDED_ALLOW_IPS, loopback by default)."""
+    return server_of(request).secure_cookies or request.url.scheme == "https"
+
+
+class InspectorSessions:
+    """The inspector's logins (its `Sessions`), kept in the key store so every server process on the store
+    agrees on them; the cookie holds a random session id, never the key (see keys.py)."""
+
+    def open(self, request: Request, key: str, response: Response) -> Principal | None:
+        """For the login form: a session for a live key, its id set as an HttpOnly, SameSite=Strict cookie on
+        `response` (Secure as `_secure` says). None, and no cookie, for a bad key."""
+        keys = server_of(request).keys
+        opened = keys.open_session(key, SESSION_SECONDS)
+        if opened is None:
+            return None
+        earlier = request.cookies.get(COOKIE)
+        if earlier:  # logging in again replaces this browser's session rather than leaving it to expire
+            keys.close_session(earlier)
+        session, info = opened
+        secure = _secure(request)
+        response.set_cookie(COOKIE, session, max_age=SESSION_SECONDS, path="/", httponly=True, samesite="strict",
+                            secure=secure)
+        if LEGACY_COOKIE in request.cookies:  # a raw key an older server left in this browser: gone now
+            response.delete_cookie(LEGACY_COOKIE, path="/", httponly=True, samesite="strict", secure=secure)
+        return _principal(info)
+
+    def close(self, request: Request, response: Response) -> None:
+        """For the logout button: the session ends on the server (in every process), and its cookie goes."""
+        session = request.cookies.get(COOKIE)
+        if session:
+            server_of(request).keys.close_session(session)
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict", secure=_secure(request))
 
 
 def principal(request: Request) -> Principal:
@@ -151,18 +186,27 @@ def principal(request: Request) -> Principal:
     if isinstance(cached, Principal):
         return cached
     server = server_of(request)
-    key = bearer(dict(request.headers)) or request.cookies.get(COOKIE)
+    key = bearer(dict(request.headers))
+    session = None if key else request.cookies.get(COOKIE)
     rate, burst = server.limits.rate, server.limits.burst
-    if key is None:
-        if server.keys.configured():
-            raise Unauthorized("an API key is required: send the header `Authorization: Bearer <key>`",
-                               "authorization")
-        who = Principal("default", "admin", LOCAL)
-    else:
+    if key:
         info = server.keys.check(key)
         if info is None:
             raise Unauthorized("the API key is unknown or revoked", "authorization")
-        who = Principal(info.tenant, info.role, info.key_id)
+    elif not server.keys.configured():
+        info = None  # open mode: everyone is the local admin, whatever stale cookie they bring
+    elif session:
+        info = server.keys.session(session)
+        if info is None:
+            raise Unauthorized("the inspector session expired, was logged out or its key was revoked: log in "
+                               "again", "authorization")
+    else:
+        raise Unauthorized("an API key is required: send the header `Authorization: Bearer <key>`",
+                           "authorization")
+    if info is None:
+        who = Principal("default", "admin", LOCAL)
+    else:
+        who = _principal(info)
         rate, burst = info.rate or rate, info.burst or burst
     wait = server.limiter.take(who.key_id, rate, burst)
     if wait > 0:

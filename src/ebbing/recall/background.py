@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from ebbing.embed.base import Embedder
+from ebbing.errors import ReadOnly
 
 BACKGROUND_EN: tuple[str, ...] = (
     "I made a big pot of lentil soup on Sunday and froze half of it.",
@@ -300,6 +301,9 @@ def background_vectors(embedder: Embedder, cache: _Meta) -> tuple[np.ndarray, np
         decoded = [np.frombuffer(base64.b64decode(v), dtype="<f4").reshape(count, -1) for v in stored if v]
         return decoded[0].astype(np.float32), decoded[1].astype(np.float32)
     passages, queries = compute(embedder)
-    for key, matrix in zip(keys, (passages, queries), strict=True):
-        cache.set_meta(key, base64.b64encode(np.asarray(matrix, dtype="<f4").tobytes()).decode("ascii"))
+    try:
+        for key, matrix in zip(keys, (passages, queries), strict=True):
+            cache.set_meta(key, base64.b64encode(np.asarray(matrix, dtype="<f4").tobytes()).decode("ascii"))
+    except ReadOnly:
+        pass  # a read-only store computes them again next time; nothing is lost
     return passages, queries

@@ -14,8 +14,10 @@ again on every use, and revoking the key deletes its sessions. The plaintext key
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import os
 import secrets
 import sqlite3
 import threading
@@ -98,7 +100,11 @@ class KeyStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Key hashes and session hashes: private to the owner like the store (SQLite's -wal and -shm files
+        # take the database file's mode).
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._conn.execute(_SCHEMA)

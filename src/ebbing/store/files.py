@@ -67,10 +67,7 @@ def claim(path: Path) -> bool:
     file belongs to something else."""
     if not path.exists() or path.stat().st_size == 0:
         return True
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open {path}: {exc}") from None
+    conn = _read(path)
     try:
         application_id = conn.execute("PRAGMA application_id").fetchone()[0]
         if application_id == APPLICATION_ID:
@@ -90,3 +87,21 @@ def claim(path: Path) -> bool:
         conn.close()
     raise StoreError(f"{path} is not an Ebbing store (a SQLite database Ebbing did not create); "
                      "nothing was changed")
+
+
+def _read(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write. A WAL file whose -shm is missing in a folder we may not write cannot be
+    opened that way; nobody can be writing it then, so it is read as immutable."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+        conn.execute("PRAGMA application_id").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        pass
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is not an Ebbing store ({exc}); nothing was changed") from None
+    try:
+        return sqlite3.connect(uri + "&immutable=1", uri=True)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {path}: {exc}") from None

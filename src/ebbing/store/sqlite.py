@@ -24,9 +24,9 @@ from ebbing.errors import ReadOnly, StoreError
 from ebbing.model import LIVE_TIERS, Event, Kind, MemoryRecord, Priority, Scope, Tier, when
 from ebbing.recall.terms import match_expression
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
+from ebbing.store import files
 from ebbing.store.base import Candidate, Closing, FactRow, FullStore, SealedSecret, SweepRows
 from ebbing.store.filters import compile_sqlite
-from ebbing.store import files
 from ebbing.store.migrations import MIGRATIONS, migrate
 from ebbing.store.vectors import ScopeVectors
 

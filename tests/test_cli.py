@@ -86,7 +86,7 @@ def test_every_command_round_trip(ebbing_home: Path, tmp_path: Path) -> None:
     refused = run("import", str(source), home=ebbing_home, ok=False)
     assert refused.returncode == 2 and "line 2: not valid UTF-8" in refused.stderr
     assert run_json("import", str(source), "--skip-invalid", home=ebbing_home) == {
-        "imported": 2, "skipped": ["line 2: not valid UTF-8 (byte 0)"]}
+        "imported": 2, "present": 0, "skipped": ["line 2: not valid UTF-8 (byte 0)"]}
 
 
 def _commands() -> list[str]:

@@ -69,8 +69,24 @@ def test_export_then_import_round_trips(mem: Memory, tmp_path: Path) -> None:
         assert copy.import_jsonl(out).imported == 3
         keys = ("id", "text", "kind", "importance", "priority", "user_id", "created_at", "metadata")
         assert [{k: r[k] for k in keys} for r in copy.export()] == [{k: r[k] for k in keys} for r in mem.export()]
-        with pytest.raises(InvalidInput, match="already exists"):  # ids are kept, so a re-import is refused
-            copy.import_jsonl(out)
+        again = copy.import_jsonl(out)  # ids are kept, so a re-import adds nothing
+        assert (again.imported, again.present) == (0, 3) and copy.stats()["total"] == 3
+
+
+def test_importing_the_same_lines_twice_adds_them_once(mem: Memory, tmp_path: Path) -> None:
+    lines = [{"text": "The office moved to 5 Hill Road", "user_id": "u", "at": "2026-01-02T00:00:00Z"},
+             {"text": "Standup is at 9:30", "user_id": "u"},  # no time: identified by scope and text alone
+             {"text": "Standup is at 9:30", "user_id": "v"},  # another user's line is another record
+             {"text": "The office moved to 5 Hill Road", "user_id": "u", "at": "2026-03-02T00:00:00Z"},  # said again
+             {"text": "Standup is at 9:30", "user_id": "u"}]  # the same line twice in one file
+    path = _write(tmp_path / "lines.jsonl", lines)
+    first = mem.import_jsonl(path, at=T0)
+    assert (first.imported, first.present) == (4, 1)
+    ids = {r["id"] for r in mem.export()}
+    mem.sweep(at="2026-06-01T00:00:00Z")  # some of them archived: still found as present
+    second = mem.import_jsonl(path, at="2026-06-02T00:00:00Z")  # another day: untimed lines keep their id
+    assert (second.imported, second.present) == (0, 5)
+    assert {r["id"] for r in mem.export()} == ids and len(ids) == 4
 
 
 def test_export_with_embeddings(mem: Memory) -> None:

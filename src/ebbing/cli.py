@@ -273,7 +273,7 @@ def import_(
     if as_json:
         _print_json(report.to_dict())
         return
-    out.print(f"imported {report.imported}")
+    out.print(f"imported {report.imported}" + (f", {report.present} already present" if report.present else ""))
     for problem in report.skipped:
         err.print(f"skipped {problem}")
 

@@ -33,6 +33,7 @@ from ebbing.ingest.consolidate import (
 from ebbing.ingest.facts import LLMFacts, slot_terms
 from ebbing.ingest.forget_request import detect as detect_forget_request
 from ebbing.ingest.guard import SecretBox, guard
+from ebbing.ingest.imports import line_id
 from ebbing.ingest.pipeline import Draft, Ingest, IngestConfig, role_is_assistant
 from ebbing.jsonl import read as read_jsonl
 from ebbing.lifecycle.archive import Archive
@@ -83,9 +84,10 @@ log = logging.getLogger("ebbing")
 class ImportReport:
     imported: int = 0
     skipped: list[str] = field(default_factory=list)  # "line N: field: rule" for each bad line
+    present: int = 0  # lines whose record was already there (an earlier run, or the same line twice)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"imported": self.imported, "skipped": self.skipped}
+        return {"imported": self.imported, "present": self.present, "skipped": self.skipped}
 
 
 STALE_WEIGHT = 0.5  # a fact that has a newer value ranks at half its weight
@@ -332,11 +334,15 @@ class Memory:
             if item is not None:
                 try:
                     draft = self._draft(item, now, strict=True)
-                    if draft.id is not None:
-                        if draft.id in seen or self.store.get(self.tenant, draft.id) is not None:
-                            raise InvalidInput("id", f"{draft.id} already exists")
+                    if draft.id is None:  # the line's own identity, so a second run finds it (ingest/imports.py)
+                        timed = item.get("at", item.get("created_at")) is not None
+                        draft = dataclasses.replace(draft, id=line_id(draft, timed, self.ingest.tag_key))
+                    assert draft.id is not None
+                    if draft.id in seen:
+                        report.present += 1  # the same line twice in one file
+                    else:
                         seen.add(draft.id)
-                    drafts.append(draft)
+                        drafts.append(draft)
                     continue
                 except InvalidInput as exc:
                     problem = f"line {number}: {exc}"
@@ -345,10 +351,18 @@ class Memory:
             raise InvalidInput("file", "nothing imported; " + "; ".join(report.skipped[:20]))
         batch = 256
         for start in range(0, len(drafts), batch):
-            self._write(drafts[start : start + batch])
-            report.imported += len(drafts[start : start + batch])
+            chunk = drafts[start : start + batch]
+            ids = [d.id for d in chunk if d.id is not None]
+            # Already stored, live, in the trash or archived: an earlier run (perhaps killed) added it.
+            stored = {i for i in ids if self.store.get(self.tenant, i) is not None} | set(self.store.cold(self.tenant,
+                                                                                                          ids))
+            fresh = [d for d in chunk if d.id not in stored]
+            report.present += len(chunk) - len(fresh)
+            if fresh:
+                self._write(fresh)
+            report.imported += len(fresh)
             if on_progress:
-                on_progress(report.imported, len(drafts))
+                on_progress(report.imported + report.present, len(drafts))
         return report
 
     def update(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from ebbing import Conflict, InvalidInput, Memory, NotFound, Tier
+from ebbing.ingest.guard import pseudonym
 from ebbing.retention.config import RetentionConfig
 
 from .conftest import T0
@@ -150,6 +152,27 @@ def test_purge_user_erases_only_that_user(mem: Memory, tmp_path: Path) -> None:
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert b"secret plan" not in path.read_bytes(), path
+
+
+def test_erasure_leaves_no_trace_of_the_person(mem: Memory, tmp_path: Path) -> None:
+    person = "jane.doe@example.com"
+    said = [mem.add(f"Jane's note {i}: the quarterly plan {i}", user_id=person, kind="episode", at=T0).records[0]
+            for i in range(3)]
+    mem.sweep(at=day(60))  # archived, so the Parquet files are rewritten too
+    mem.forget(said[0].id, reason="Jane asked after her divorce from Tom Wright", at=day(61))
+    assert mem.purge_user(person, at=day(62)) == 3
+
+    for record in said:  # the trail keeps what happened and when, not who or why
+        events = mem.history(record.id)
+        assert [e.reason for e in events[:-1]] == [""] * (len(events) - 1)
+        assert events[-1].type == "purge" and events[-1].reason == "erasure of a user"
+        assert events[-1].data["user"] == pseudonym(person, mem.ingest.tag_key) != person
+    report = json.dumps(mem.forgotten(), ensure_ascii=False)
+    assert "erasure of a user" in report and person not in report and "divorce" not in report
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert person.encode() not in data and b"Tom Wright" not in data, path
 
 
 def test_legal_hold_blocks_forgetting_and_purging(mem: Memory) -> None:

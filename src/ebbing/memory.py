@@ -32,7 +32,7 @@ from ebbing.ingest.consolidate import (
 )
 from ebbing.ingest.facts import LLMFacts, slot_terms
 from ebbing.ingest.forget_request import detect as detect_forget_request
-from ebbing.ingest.guard import SecretBox, guard
+from ebbing.ingest.guard import SecretBox, guard, pseudonym
 from ebbing.ingest.imports import line_id
 from ebbing.ingest.pipeline import Draft, Ingest, IngestConfig, role_is_assistant
 from ebbing.jsonl import read as read_jsonl
@@ -872,8 +872,9 @@ class Memory:
         user = validate.name(user_id, "user_id", required=True)
         live, cold = self.store.user_ids(self.tenant, user)
         ids = live + cold
-        if ids:
-            self.lifecycle.purge(ids, to_epoch(at), f"erasure of user {user_id}")
+        if ids:  # the trail keeps that a user was erased, not who: a keyed hash stands for the id
+            self.lifecycle.purge(ids, to_epoch(at), "erasure of a user", {"user": pseudonym(user,
+                                                                                            self.ingest.tag_key)})
             self._cold_index.clear()
         return len(ids)
 

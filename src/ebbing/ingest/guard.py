@@ -65,6 +65,13 @@ def placeholder(kind: str, value: str, tag_key: bytes | None = None) -> str:
     return f"[secret:{kind}#{digest.hexdigest()[:4]}]"
 
 
+def pseudonym(user_id: str, tag_key: bytes) -> str:
+    """What the audit trail keeps of an erased user: a keyed hash. Whoever holds the store (and so the key)
+    can check that a given user was erased; the log alone does not say who."""
+    return "user#" + hmac.new(tag_key, b"ebbing.erasure.user\x00" + user_id.encode("utf-8", "surrogatepass"),
+                              "sha256").hexdigest()[:16]
+
+
 # ---- character classes shared by the context detectors -------------------------------------------
 
 _CJK = (

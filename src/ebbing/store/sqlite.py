@@ -733,6 +733,9 @@ class SQLiteStore:
             conn.execute(f"DELETE FROM archive_index WHERE id IN ({marks}) AND +tenant = ?", (*ids, tenant))
             conn.execute(f"DELETE FROM facts WHERE memory_id IN ({marks}) AND tenant = ?", (*ids, tenant))
             conn.execute(f"DELETE FROM secrets WHERE memory_id IN ({marks})", list(ids))
+            # Reasons are free text ("forget(reason=...)") and may name the person; they go with the record.
+            conn.execute(f"UPDATE events SET reason = '' WHERE memory_id IN ({marks}) AND tenant = ?",
+                         (*ids, tenant))
             self._insert_events(conn, tenant, events)
         self._vectors.clear()
 

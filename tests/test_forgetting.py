@@ -261,3 +261,11 @@ def test_bad_retention_settings_are_refused(kwargs: dict[str, object], field: st
     with pytest.raises(InvalidInput) as info:
         RetentionConfig(**kwargs)  # type: ignore[arg-type]
     assert info.value.field == field
+
+
+def test_a_sweep_evaluates_each_record_once(mem: Memory) -> None:
+    for i in range(30):
+        mem.add(f"Weekly note {i}: the printer on floor {i} jammed", user_id="u", kind="episode", at=T0)
+    report = mem.sweep(at=day(60))  # the live pass archives them, the cold pass sees them again
+    assert sum(c.target is Tier.COLD for c in report.changes) == 30
+    assert report.evaluated == 30

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ def serve(tmp_path: Path, *args: str, test: Callable[[ClientSession], Awaitable[
     async def main() -> None:
         with (tmp_path / "server.log").open("w") as log:
             async with stdio_client(params, errlog=log) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
+                hello = await session.initialize()
+                assert hello.server_info.name == "ebbing" and hello.server_info.version == version("ebbing")
                 with anyio.fail_after(60):
                     await test(session)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -265,7 +266,8 @@ def build_server(memory: Memory, user: str | None = None) -> MCPServer:
     from mcp.types import ToolAnnotations
 
     tools = Tools(memory, user)
-    server: MCPServer = MCPServer(name="ebbing", instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = MCPServer(name="ebbing", version=version("ebbing"), instructions=INSTRUCTIONS,
+                                  log_level="WARNING")
     idempotent = {"recall", "context", "timeline", "explain", "pin"}
     for name in TOOL_NAMES:
         # Recall counts as a use of what it returns, so no tool is strictly read-only. Forget is the one that

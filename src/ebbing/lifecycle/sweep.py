@@ -142,7 +142,10 @@ class Sweeper:
                     while rows := self.store.sweep_rows(self.tenant, user_id, source, after, batch_size,
                                                         window if isinstance(window, tuple) else None):
                         after = int(rows.seqs[-1])
-                        report.evaluated += len(rows.ids)
+                        # A record archived by this sweep's live pass comes round again in the cold pass;
+                        # it is one record evaluated, not two.
+                        archived = {c.id for c in report.changes if c.target is Tier.COLD and source == "cold"}
+                        report.evaluated += sum(1 for i in rows.ids if i not in archived)
                         self._batch(rows, at, dry_run, report)
             if window is not False and spread and not dry_run:
                 self.store.set_meta(f"spread:{self.tenant}:{user_id}", repr(at))

@@ -97,6 +97,16 @@ POSITIVES = [
     ("Amex 3782 822463 10005", "card", "3782 822463 10005"),
     ("我的信用卡号是4111111111111111，有效期12/28", "card", "4111111111111111"),
     ("卡号：5555 5555 5555 4444。", "card", "5555 5555 5555 4444"),
+    # the forms added for every common credential (tests/test_secrets_corpus.py measures them at scale)
+    ("prod is postgres://svc:Falcon65=@db.internal:5432/shop", "url_password", "Falcon65="),
+    ("session=4f9KxQ2mZ8pL1vT7rW3yN6bC0dH5jS; Path=/", "secret_value", "4f9KxQ2mZ8pL1vT7rW3yN6bC0dH5jS"),
+    ("刚收到的验证码是478262，你快输进去", "code", "478262"),
+    ("身份证号 440301199003070350", "national_id", "440301199003070350"),  # Luhn passes too: not a card
+    ("my social security # is 577-55-1340", "national_id", "577-55-1340"),
+    ("IBAN: GB68 MIDL 9048 5447 7982 18", "bank_account", "GB68 MIDL 9048 5447 7982 18"),
+    ("the vault passphrase: vortex-parsnip-blue-umbrella", "passphrase", "vortex-parsnip-blue-umbrella"),
+    ("the hot wallet key 0x" + "5d1d3a69" * 8 + " holds 2 ETH", "hex_key", "5d1d3a69" * 8),
+    ("it is q8Zr2Lm5Xw9Tb3Kv7Np1Jd4Hs6 in the vault", "token", "q8Zr2Lm5Xw9Tb3Kv7Np1Jd4Hs6"),
 ]
 
 
@@ -143,7 +153,6 @@ NEGATIVES = [
     "call me at 415-555-0132 or +86 138 0013 8000",
     "the build took 1736067600000 ms",  # a millisecond timestamp
     "pi is 3.14159265358979323846",
-    "身份证号 440301199003070350",  # passes Luhn, but it is a resident ID with a valid check digit
     "the token limit is 4096",
     "the secret is out",
     "token: aaaaaaaaaaaaaaaaaaaa",
@@ -162,7 +171,7 @@ def test_ordinary_text_is_left_alone(text: str) -> None:
 
 def test_the_negative_card_numbers_really_fail_luhn_and_the_positives_pass() -> None:
     assert not luhn("4111111111111112")
-    assert luhn("440301199003070350")  # so only the resident-ID rule keeps it out
+    assert luhn("440301199003070350")  # so only the resident-ID rule keeps it from being read as a card
     for number in ("4111111111111111", "5555555555554444", "378282246310005"):
         assert luhn(number)
 

@@ -32,7 +32,7 @@ from ebbing.ingest.consolidate import (
 )
 from ebbing.ingest.facts import LLMFacts, slot_terms
 from ebbing.ingest.forget_request import detect as detect_forget_request
-from ebbing.ingest.guard import SecretBox, guard, pseudonym
+from ebbing.ingest.guard import SecretBox, guard, pseudonym, redact, refuse_secret
 from ebbing.ingest.imports import line_id
 from ebbing.ingest.pipeline import Draft, Ingest, IngestConfig, role_is_assistant
 from ebbing.jsonl import read as read_jsonl
@@ -390,7 +390,7 @@ class Memory:
         if priority is not None:
             changes["priority"] = validate.priority(priority)
         if metadata is not None:
-            changes["metadata"] = validate.metadata(metadata)
+            changes["metadata"] = redact(validate.metadata(metadata), tag_key=self.ingest.tag_key)
         if not changes:
             raise InvalidInput("update", "give at least one of text, kind, importance, priority, metadata")
         record = self.get(memory_id)
@@ -836,7 +836,7 @@ class Memory:
 
     def forget(self, memory_id: str, at: Instant = None, reason: str = "") -> MemoryRecord:
         """Send a record to the trash now; it stays restorable until purged."""
-        return self.lifecycle.forget(_id(memory_id), to_epoch(at), reason)
+        return self.lifecycle.forget(_id(memory_id), to_epoch(at), redact(reason, tag_key=self.ingest.tag_key))
 
     def forget_matching(self, query: str, user_id: str | None = None, agent_id: str | None = None,
                         session_id: str | None = None, *, dry_run: bool = True, at: Instant = None) -> ForgetOutcome:
@@ -873,7 +873,7 @@ class Memory:
         live, cold = self.store.user_ids(self.tenant, user)
         ids = live + cold
         if ids:  # the trail keeps that a user was erased, not who: a keyed hash stands for the id
-            self.lifecycle.purge(ids, to_epoch(at), "erasure of a user", {"user": pseudonym(user,
+            self.lifecycle.purge(ids, to_epoch(at), "erasure of a user", {"user": pseudonym(user or "",
                                                                                             self.ingest.tag_key)})
             self._cold_index.clear()
         return len(ids)
@@ -929,18 +929,21 @@ class Memory:
         ident = item.get("id")
         if ident is not None and (not isinstance(ident, str) or len(ident) != 26 or not ident.isalnum()):
             raise InvalidInput("id", "must be a 26-character ULID")
+        scope = Scope(self.tenant, validate.name(item.get("user_id"), "user_id"),
+                      validate.name(item.get("agent_id"), "agent_id"),
+                      validate.name(item.get("session_id"), "session_id"))
+        for name in ("user_id", "agent_id", "session_id"):  # stored and shown as given: no secret in them
+            refuse_secret(getattr(scope, name), name)
         return Draft(
             text=validate.text(item.get("text")),
-            scope=Scope(self.tenant, validate.name(item.get("user_id"), "user_id"),
-                        validate.name(item.get("agent_id"), "agent_id"),
-                        validate.name(item.get("session_id"), "session_id")),
+            scope=scope,
             kind=validate.kind(item.get("kind")),
             importance=validate.unit_interval(item.get("importance"), "importance"),
             priority=validate.priority(item.get("priority")),
             pinned=validate.flag(item.get("pinned", False), "pinned"),
             held=validate.flag(item.get("held", False), "held"),
             security=validate.flag(item.get("security", False), "security"),
-            metadata=validate.metadata(item.get("metadata")),
+            metadata=redact(validate.metadata(item.get("metadata")), tag_key=self.ingest.tag_key),
             created_at=created,
             id=ident.upper() if ident else None,
             last_accessed_at=to_epoch(last, "last_accessed_at") if last is not None else None,

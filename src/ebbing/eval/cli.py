@@ -415,3 +415,53 @@ def _salience(data: list[Path] | None, as_json: bool, fit_to: Path | None) -> No
     body = [[label, *("-" if b[key] is None else str(b[key]) for b in blocks)] for key, label in metrics]
     out.print(_table("Salience", ["metric", *names], body))
     out.print(f"[dim]{date} commit {commit}; data {', '.join(str(p) for p in paths)}[/]")
+
+
+@eval_app.command()
+def secrets(
+    seeds: Annotated[str, typer.Option("--seeds", help="Corpus seeds, comma-separated (0 is the development "
+                                       "set).")] = "0,1,2,3,4",
+    held_out: Annotated[Path | None, typer.Option("--held-out", help="A held-out file (JSON Lines: language, "
+                                                  "form, text, secrets).")] = REPO / "tests/data/secrets-holdout.jsonl",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    show_failures: Annotated[bool, typer.Option("--failures", help="Also list the sentences not protected.")] = False,
+) -> None:
+    """The secret guard: sentences whose secrets are all redacted, near-misses touched, public turns touched."""
+    from ebbing.eval import secrets as measure
+
+    try:
+        chosen = [int(s) for s in seeds.split(",") if s.strip()]
+    except ValueError:
+        err.print("error: --seeds: must be whole numbers separated by commas", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    date, commit, changed = provenance()
+    report: dict[str, Any] = {"run": {"date": date, "commit": commit, "changed": changed}, "corpus": {}}
+    for seed in chosen:
+        report["corpus"][str(seed)] = measure.score(measure.corpus(seed))
+    if held_out is not None and held_out.exists():
+        report["held_out"] = measure.score(measure.held_out(held_out))
+    turns = measure.conversation_turns(shared_file(Path("../shared/data/locomo/locomo10.json")),
+                                       shared_file(Path("../shared/data/longmemeval/longmemeval_oracle.json")))
+    report["public"] = {name: measure.false_positives(texts) for name, texts in turns.items()}
+    if not show_failures:
+        for block in [*report["corpus"].values(), report.get("held_out", {})]:
+            block.pop("missed", None)
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        return
+    body = []
+    for name, block in [*((f"corpus seed {s}", b) for s, b in report["corpus"].items()),
+                        *((["held-out", report["held_out"]],) if "held_out" in report else ())]:
+        for language, row in block["languages"].items():
+            body.append([name, language, f"{row['sentences_protected']}/{row['sentences']}",
+                         f"{row['values_redacted']}/{row['values']}",
+                         f"{row['near_misses_touched']}/{row['near_misses']}"])
+    out.print(_table("Secret guard", ["data", "language", "sentences protected", "values redacted",
+                                      "near-misses touched"], body))
+    for name, row in report["public"].items():
+        out.print(f"{name}: {row['touched']} of {row['turns']} turns touched ({row['rate']:.2%})")
+    out.print(f"[dim]{date} commit {commit}[/]")
+    if show_failures:
+        for block in [*report["corpus"].values(), report.get("held_out", {})]:
+            for failure in block.get("missed", []):
+                out.print(json.dumps(failure, ensure_ascii=False))

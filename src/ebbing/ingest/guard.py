@@ -23,20 +23,25 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from ebbing.errors import EbbingError, InvalidInput
+from ebbing.ingest import secret_forms
 
 ENV_KEY = "EBBING_SECRET_KEY"
-KINDS = ("password", "api_key", "aws_key", "jwt", "private_key", "card")
+KINDS = ("password", "api_key", "aws_key", "jwt", "private_key", "card", "token", "url_password", "secret_value",
+         "code", "national_id", "bank_account", "passphrase", "hex_key")
 
 # Part of every tag: changing it changes every tag, so it is versioned rather than edited.
 _TAG_DOMAIN = b"ebbing.guard.secret-tag.v1\x00"
 
 # When two matches cover exactly the same span the more specific detector names it
 # ("api key: AKIA..." is an aws_key, "token: eyJ..." a jwt).
-_PRIORITY = {"private_key": 0, "jwt": 1, "aws_key": 2, "card": 3, "api_key": 4, "password": 5}
+_PRIORITY = {"private_key": 0, "jwt": 1, "aws_key": 2, "card": 3, "national_id": 3, "bank_account": 3,
+             "url_password": 4, "api_key": 4, "password": 5, "secret_value": 6, "passphrase": 6, "code": 7,
+             "hex_key": 8, "token": 9}
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,7 @@ _PASSWORD_VALUE = rf"(?P<value>[^{_VALUE_STOP}]{{1,{_MAX_PASSWORD + 1}}})"
 _PASSWORD_TAIL = re.compile(rf"(?P<sep>{_SEP}*){_GAP}{_PASSWORD_VALUE}", re.IGNORECASE)
 # "the wifi password for guests is X": a short "for ..." phrase, and then a separator is required.
 _PASSWORD_FOR_TAIL = re.compile(
-    rf"[ \t]+(?:for|of|to|on)(?:[ \t]+[^\s:=：{_CJK}]+){{1,3}}?(?P<sep>{_SEP}+){_GAP}{_PASSWORD_VALUE}",
+    rf"[ \t]+(?:for|of|to|on)(?:[ \t]+[^\s:=：{_CJK}]+){{1,4}}?(?P<sep>{_SEP}+){_GAP}{_PASSWORD_VALUE}",
     re.IGNORECASE,
 )
 # Words that follow "password" in prose about passwords rather than in a password itself.
@@ -195,6 +200,7 @@ def _passwords(text: str) -> Iterator[tuple[int, int]]:
                 or _URL.match(value)
                 or (keyword == "pwd" and value.startswith(("/", "~")))  # the shell command's output
                 or (not has_sep and not _password_like(value))
+                or secret_forms.code_like(value)  # password = os.environ["DB_PASSWORD"]: code, not a secret
             ):
                 continue
             yield start, end
@@ -361,12 +367,13 @@ def _cards(text: str) -> Iterator[tuple[int, int]]:
 # ---- putting it together -------------------------------------------------------------------------------
 
 _DETECTORS = (
-    ("private_key", _private_keys),
-    ("jwt", _jwts),
-    ("aws_key", _aws_keys),
-    ("api_key", _api_keys),
-    ("card", _cards),
-    ("password", _passwords),
+    ("private_key", _private_keys, None),
+    ("jwt", _jwts, None),
+    ("aws_key", _aws_keys, None),
+    ("api_key", _api_keys, None),
+    ("card", _cards, None),
+    ("password", _passwords, None),
+    *secret_forms.DETECTORS,
 )
 
 
@@ -420,7 +427,8 @@ def guard(text: str, *, tag_key: bytes | None = None) -> Guarded:
     """Replace every secret in `text` by its placeholder and say whether the text carries any content."""
     if not isinstance(text, str):
         raise InvalidInput("text", "must be a string")
-    candidates = [(start, end, kind) for kind, detect in _DETECTORS for start, end in detect(text) if end > start]
+    candidates = [(start, end, kind) for kind, detect, gate in _DETECTORS if gate is None or gate.search(text)
+                  for start, end in detect(text) if end > start]
     # Placeholders already in the text (guarding twice) are left as they are.
     taken = _Taken([_span(m) for m in _PLACEHOLDER.finditer(text)])
     found = _select(candidates, taken)
@@ -436,6 +444,34 @@ def guard(text: str, *, tag_key: bytes | None = None) -> Guarded:
         pos = s.end
     pieces.append(text[pos:])
     return Guarded("".join(pieces), secrets, is_low_information(text))
+
+
+# ---- every other text Ebbing stores ------------------------------------------------------------------
+
+# A random-looking token or a short code inside an id is the id itself (a session id, a ULID); only forms that
+# are secrets whatever their place make an id refused.
+_ID_TOLERATED = frozenset({"token", "code"})
+
+
+def refuse_secret(value: str | None, field: str) -> None:
+    """Ids (user, agent, session) are stored and shown as given, so one holding a secret is refused."""
+    if value is None:
+        return
+    found = [kind for kind, detect, gate in _DETECTORS if kind not in _ID_TOLERATED
+             and (gate is None or gate.search(value)) and next(iter(detect(value)), None) is not None]
+    if found:
+        raise InvalidInput(field, f"must not hold a secret (it contains a {found[0]}); use an opaque id")
+
+
+def redact(value: Any, *, tag_key: bytes | None = None) -> Any:
+    """Metadata, reasons and other free values with every secret in their strings (keys too) replaced."""
+    if isinstance(value, str):
+        return guard(value, tag_key=tag_key).text
+    if isinstance(value, dict):
+        return {redact(k, tag_key=tag_key): redact(v, tag_key=tag_key) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v, tag_key=tag_key) for v in value]
+    return value
 
 
 # ---- low information ---------------------------------------------------------------------------------

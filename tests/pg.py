@@ -8,6 +8,9 @@ milliseconds, where a database per test costs a checkpoint each.
 from __future__ import annotations
 
 import itertools
+import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,13 +20,16 @@ import psycopg
 
 
 class Server:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, crash_safe: bool = False) -> None:
+        """`crash_safe` keeps commits synchronous, so a crashed server (a backend killed with SIGKILL, an
+        immediate restart) loses no acknowledged commit; fsync stays off, as the machine itself never crashes."""
         import pgserver
 
         self._server: Any = pgserver.get_server(root, cleanup_mode="stop")
         self._numbers = itertools.count()
+        settings = ["fsync = off", "full_page_writes = off"] + ([] if crash_safe else ["synchronous_commit = off"])
         with self._admin() as admin:  # a throwaway server: durability would only cost time
-            for setting in ("fsync = off", "synchronous_commit = off", "full_page_writes = off"):
+            for setting in settings:
                 admin.execute(f"ALTER SYSTEM SET {setting}")
             admin.execute("SELECT pg_reload_conf()")
             admin.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -53,6 +59,47 @@ class Server:
 
     def stop(self) -> None:
         self._server.cleanup()
+
+    def restart(self, mode: str = "fast") -> None:
+        """Restart the server: "fast" ends every session and shuts down cleanly, "immediate" as after a crash
+        (recovery from the WAL on start). Returns once it accepts connections again."""
+        from pgserver._commands import pg_ctl
+        from pgserver.utils import PostmasterInfo
+
+        server = self._server
+        # pg_ctl restarts with the options the server was started with (its socket folder), so URLs still work.
+        pg_ctl(["-w", "-m", mode, "-l", str(server.log), "restart"], pgdata=server.pgdata, user=server.system_user,
+               timeout=30)
+        server._postmaster_info = PostmasterInfo.read_from_pgdata(server.pgdata)  # so `stop` stops the new one
+        self.wait_ready()
+
+    def kill_backend(self, pid: int, timeout: float = 30.0) -> None:
+        """Kill a backend with SIGKILL (as the OOM killer would) and wait out what follows: the postmaster ends
+        every other session and recovers from its WAL before it takes connections again."""
+        deadline = time.monotonic() + timeout
+        with self._admin() as witness:  # a session of before the kill: it ends once the postmaster reacts
+            os.kill(pid, signal.SIGKILL)
+            while True:
+                try:
+                    witness.execute("SELECT 1")
+                except psycopg.OperationalError:
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the server did not react to the killed backend {pid}")
+                time.sleep(0.005)
+        self.wait_ready(timeout)
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Wait until the server accepts connections (after a restart, or crash recovery after a killed backend)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with self._admin():
+                    return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
 
 def databases(server: Server) -> Iterator[str]:

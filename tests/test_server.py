@@ -282,3 +282,27 @@ def test_worker_sweeps_every_tenant_with_a_key(db: Path, monkeypatch: pytest.Mon
     assert sum(line["transitions"].get("hot->trash", 0) + line["transitions"].get("hot->cold", 0)
                + line["transitions"].get("hot->warm", 0) for line in lines[:2]) == 2
     assert all(not line["transitions"] for line in lines[2:])  # the second round finds nothing left to move
+
+
+def test_a_failed_sweep_does_not_stop_the_worker(db: Path) -> None:
+    """A database restart fails one tenant's sweep with a StoreError; the worker logs it and goes on."""
+    from ebbing.errors import StoreError
+    from ebbing.server.sweeper import work
+
+    make_key(db, "a")
+    make_key(db, "b")
+    failures = {"a": 1}
+    swept: list[str] = []
+
+    def open_memory(tenant: str) -> Memory:
+        if failures.get(tenant):
+            failures[tenant] -= 1
+            raise StoreError("lost the connection to PostgreSQL mid-call")
+        return Memory(db, tenant=tenant, embedder=HashEmbedder())
+
+    keys = KeyStore(keys_path(db))
+    try:
+        work(keys, open_memory, every=0.01, rounds=2, seed=1, on_report=lambda tenant, _: swept.append(tenant))
+    finally:
+        keys.close()
+    assert swept == ["b", "a", "b"]  # a's first sweep failed, the rest went on

@@ -64,9 +64,13 @@ def work(keys: KeyStore, open_memory: Callable[[str], Memory], every: float, rou
     try:
         while rounds is None or done < rounds:
             for tenant in tenants_to_sweep(keys, []):
-                if tenant not in memories:
-                    memories[tenant] = open_memory(tenant)
-                report = memories[tenant].sweep()
+                try:
+                    if tenant not in memories:
+                        memories[tenant] = open_memory(tenant)
+                    report = memories[tenant].sweep()
+                except EbbingError as exc:  # a database restart fails this sweep; the next round reconnects
+                    log.error("sweep of tenant %s failed: %s", tenant, exc)
+                    continue
                 if on_report:
                     on_report(tenant, report)
             done += 1

@@ -9,20 +9,26 @@ computed in SQL. Sweeps of live records run inside the database (`ebbing.store.p
 
 Unlike SQLite's `secure_delete`, PostgreSQL does not zero deleted tuples; `scrub` vacuums the tables so
 erased rows are no longer reachable, and docs/scaling.md says what that does and does not guarantee.
+
+A lost connection (a killed backend, a restarted server) fails the call that was using it with a `StoreError`
+saying so; what that call had not committed is rolled back by the server, and the store opens a new
+connection on its next call (`_Link`). A commit cut off mid-flight may or may not have landed, as with any
+database: the call still fails, so its caller may retry (`Memory.add` merges a note said again).
 """
 
 from __future__ import annotations
 
+import select
 import struct
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
 from psycopg.adapt import Dumper, Loader
-from psycopg.pq import Format
+from psycopg.pq import Format, TransactionStatus
 from psycopg.types import TypeInfo
 from psycopg.types.json import Jsonb
 
@@ -44,6 +50,7 @@ _VECTOR = len(_FIELDS)
 _WRITABLE = _FIELDS[1:]
 LIVE = "('hot', 'warm')"
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
+CLIENT_CHECK_MS = 1000  # how often a busy backend checks that its client is still there
 
 
 class _VectorDumper(Dumper):
@@ -119,8 +126,61 @@ def connect(url: str) -> Connection:
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.OperationalError as exc:
-        raise StoreError(f"cannot connect to PostgreSQL: {str(exc).strip()}") from None
+        raise StoreError(f"cannot connect to PostgreSQL: {' '.join(str(exc).split())}") from None
     return conn
+
+
+def _hung_up(conn: Connection) -> bool:
+    """Whether an idle connection was ended by the server while no call used it (a restart between calls).
+    Nothing arrives on an idle connection unasked except such an end, or the rare notice, so only a
+    connection with something to read is asked, with one round trip, whether it still answers."""
+    if conn.info.transaction_status != TransactionStatus.IDLE:
+        return False  # mid-transaction: the call using it finds out itself
+    if not _readable(conn.fileno()):
+        return False
+    try:
+        conn.execute("SELECT 1")
+    except psycopg.Error:
+        return True
+    return False
+
+
+def _readable(fd: int) -> bool:
+    if hasattr(select, "poll"):  # poll, not select: a busy server process may have descriptors past select's 1024
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+def _lost(exc: psycopg.Error) -> bool:
+    """Whether an error ended its connection: raised by the driver itself (no SQLSTATE: the server went away
+    unannounced), a connection exception (class 08) or the server ending the session (57P01-57P03: terminated,
+    crashed, shutting down)."""
+    state = exc.sqlstate
+    return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03")
+
+
+class _Link:
+    """One of the store's connections, opened anew once it broke. psycopg never reconnects by itself: a killed
+    backend or a restarted server would leave the store failing every call until it was reopened."""
+
+    def __init__(self, open_connection: Callable[[], Connection], first: Connection | None = None) -> None:
+        self._open = open_connection
+        self._conn = first
+
+    def get(self) -> Connection:
+        """The connection, a new one in place of one that broke (in use, or idle: see `_hung_up`)."""
+        conn = self._conn
+        if conn is None or conn.closed or _hung_up(conn):
+            if conn is not None:
+                conn.close()
+            conn = self._conn = self._open()
+        return conn
+
+    def close(self) -> None:
+        if self._conn is not None and not self._conn.closed:
+            self._conn.close()
 
 
 class PostgresStore:
@@ -128,19 +188,33 @@ class PostgresStore:
                  ef_search: int = 100) -> None:
         self.url = url
         self.max_term_docs = max_term_docs
-        self._conn = connect(url)
-        try:
-            migrate(self._conn, dimensions)
-        except psycopg.Error as exc:
-            self._conn.close()
-            raise StoreError(f"cannot prepare {url.split('@')[-1]} as an Ebbing store: {exc}") from None
         self._ef_search = ef_search
-        self._prepare(self._conn)
-        self._reader = connect(url)  # keyword reads on the other thread of a search
-        self._prepare(self._reader)
-        self._sweeper: Connection | None = None
+        conn = connect(url)
+        try:
+            migrate(conn, dimensions)
+        except psycopg.Error as exc:
+            conn.close()
+            raise StoreError(f"cannot prepare {url.split('@')[-1]} as an Ebbing store: {exc}") from None
+        self._ready(conn)
+        self._main = _Link(self._open, conn)
+        self._reader = _Link(self._open, self._open())  # keyword reads on the other thread of a search
+        self._sweeper = _Link(self._open)  # opened by the first in-database sweep
         self._lock = threading.RLock()
         self._reader_lock = threading.Lock()
+
+    def _open(self) -> Connection:
+        return self._ready(connect(self.url))
+
+    def _ready(self, conn: Connection) -> Connection:
+        try:
+            self._prepare(conn)
+        except psycopg.OperationalError as exc:
+            conn.close()
+            raise StoreError(f"cannot prepare a connection to PostgreSQL: {_first_line(exc)}") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def _prepare(self, conn: Connection) -> None:
         info = TypeInfo.fetch(conn, "vector")
@@ -150,25 +224,41 @@ class PostgresStore:
         conn.adapters.register_dumper(np.ndarray, dumper)
         conn.adapters.register_loader(info.oid, _VectorLoader)
         conn.execute(f"SET hnsw.ef_search = {int(self._ef_search)}")
+        # The backend of a killed process then ends within a second, even while it waits for a lock, instead of
+        # holding its transaction's locks (a sweep chunk's claim among them) until that statement is done.
+        # PostgreSQL before 14, or a platform without the check, refuses the setting: such backends end later.
+        with suppress(psycopg.errors.UndefinedObject, psycopg.errors.InvalidParameterValue):
+            conn.execute(f"SET client_connection_check_interval = {CLIENT_CHECK_MS}")
 
     def sweep_connection(self) -> Connection:
         """A connection of its own for in-database sweeps, whose chunk transactions run while this store's
         main connection notes archive intents."""
-        if self._sweeper is None:
-            self._sweeper = connect(self.url)
-            self._prepare(self._sweeper)
-        return self._sweeper
+        return self._sweeper.get()
 
     # -- plumbing ------------------------------------------------------------------------------------
 
     @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn the server's operational failures into a `StoreError` with a one-line message. A broken
+        connection is opened anew by its next use (`_Link`), so only the interrupted call fails."""
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            if _lost(exc):
+                raise StoreError(f"lost the connection to PostgreSQL mid-call ({_first_line(exc)}): what the call "
+                                 "had not committed is rolled back, and the next call reconnects") from None
+            raise StoreError(f"PostgreSQL could not finish the call: {_first_line(exc)}") from None
+
+    @contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self._lock, self._conn.transaction():
-            yield self._conn
+        with self._lock, self._guard():
+            conn = self._main.get()
+            with conn.transaction():
+                yield conn
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(sql.encode(), params).fetchall()
+        with self._lock, self._guard():
+            return self._main.get().execute(sql.encode(), params).fetchall()
 
     @staticmethod
     def insert_events(conn: Connection, tenant: str, events: Sequence[Event]) -> None:
@@ -265,14 +355,15 @@ class PostgresStore:
         frequencies from this tenant's live records, length normalised by the matching records' mean)."""
         where, params = _scope_sql(scope)
         extra, extra_params = compile_postgres(filters)
-        with self._reader_lock:
-            counts = self._document_counts(scope, list(dict.fromkeys(terms)))
+        with self._reader_lock, self._guard():
+            reader = self._reader.get()
+            counts = self._document_counts(reader, scope, list(dict.fromkeys(terms)))
             usable = [t for t, n in counts.items() if 0 < n <= self.max_term_docs]
             if not usable:
                 return []
-            total = max(self._live_estimate(), max(counts[t] for t in usable))
+            total = max(self._live_estimate(reader), max(counts[t] for t in usable))
             idf = [float(np.log(1 + (total - counts[t] + 0.5) / (counts[t] + 0.5))) for t in usable]
-            rows = self._reader.execute(
+            rows = reader.execute(
                 f"WITH hits AS (SELECT m.seq, m.terms FROM memories m WHERE m.terms && %s::text[] AND {where}{extra}), "
                 "norm AS (SELECT greatest(avg(cardinality(terms)), 1)::float8 AS avgdl FROM hits) "
                 "SELECT h.seq FROM hits h, norm, LATERAL (SELECT sum(q.idf * f.tf * %s / (f.tf + %s * "
@@ -283,21 +374,22 @@ class PostgresStore:
                 (usable, *params, *extra_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, usable, idf, limit)).fetchall()
         return [row[0] for row in rows]
 
-    def _document_counts(self, scope: Scope, terms: list[str]) -> dict[str, int]:
+    def _document_counts(self, reader: Connection, scope: Scope, terms: list[str]) -> dict[str, int]:
         """How many of the scope's live records hold each term, counted up to max_term_docs + 1 (a term
         beyond that is left out, as in the SQLite store)."""
         if not terms:
             return {}
         user, params = user_clause(scope.user_id, "m.user_id")
-        rows = self._reader.execute(
+        rows = reader.execute(
             "SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @> ARRAY[q.term] AND "
             f"m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.trashed_at IS NULL LIMIT %s) c) "
             "FROM unnest(%s::text[]) q(term)".encode(),
             (scope.tenant, *params, self.max_term_docs + 1, terms)).fetchall()
         return {str(t): int(n) for t, n in rows}
 
-    def _live_estimate(self) -> int:
-        row = self._reader.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'memories'::regclass").fetchone()
+    @staticmethod
+    def _live_estimate(reader: Connection) -> int:
+        row = reader.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'memories'::regclass").fetchone()
         return max(int(row[0]) if row else 0, 1)
 
     def vector_search(self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None) -> list[int]:
@@ -505,19 +597,22 @@ class PostgresStore:
         from ebbing.store.postgres_sweep import DatabaseSweep
 
         sweep = DatabaseSweep(self, tenant, user_id, at, config, window, batch_size, archive, event)
-        return sweep.preview() if dry_run else sweep.run()
+        with self._guard():  # a chunk cut off mid-way is rolled back whole; the next sweep takes it again
+            return sweep.preview() if dry_run else sweep.run()
 
     @contextmanager
     def sweep_lock(self, tenant: str) -> Iterator[bool]:
         """Whether this worker may do the tenant's archive pass now (a session advisory lock, not waited for)."""
         conn = self.sweep_connection()
-        row = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (f"ebbing-archive:{tenant}",)).fetchone()
+        with self._guard():
+            row = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (f"ebbing-archive:{tenant}",)).fetchone()
         held = bool(row and row[0])
         try:
             yield held
         finally:
-            if held:
-                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (f"ebbing-archive:{tenant}",))
+            if held and not conn.closed:  # a connection that broke took its session's lock with it
+                with self._guard():
+                    conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (f"ebbing-archive:{tenant}",))
 
     # -- facts and secrets ---------------------------------------------------------------------------
 
@@ -618,12 +713,15 @@ class PostgresStore:
                                   ("secrets", "memory_id")):
                 conn.execute(f"DELETE FROM {table} WHERE tenant = %s AND {column} = ANY(%s)".encode(),
                              (tenant, list(ids)))
+            # Reasons are free text ("forget(reason=...)") and may name the person; they go with the record.
+            conn.execute(b"UPDATE events SET reason = '' WHERE tenant = %s AND memory_id = ANY(%s)",
+                         (tenant, list(ids)))
             self.insert_events(conn, tenant, events)
 
     def scrub(self) -> None:
         """Vacuum the tables that held erased rows, so their dead tuples are no longer reachable."""
-        with self._lock:
-            self._conn.execute("VACUUM memories, archive_index, facts, secrets")
+        with self._lock, self._guard():
+            self._main.get().execute("VACUUM memories, archive_index, facts, secrets, events")
 
     def events_since(self, tenant: str, types: Sequence[str], since: float) -> list[Event]:
         rows = self._rows("SELECT seq, memory_id, type, at, actor, reason, data FROM events "
@@ -633,9 +731,14 @@ class PostgresStore:
 
     def close(self) -> None:
         with self._lock, self._reader_lock:
-            for conn in (self._reader, self._conn, self._sweeper):
-                if conn is not None and not conn.closed:
-                    conn.close()
+            for link in (self._reader, self._main, self._sweeper):
+                link.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    """A driver error's first line: the server's message, without its context lines and libpq's hints."""
+    lines = str(exc).strip().splitlines()
+    return lines[0].strip() if lines else type(exc).__name__
 
 
 def _events(rows: Sequence[Sequence[Any]]) -> list[Event]:

@@ -374,3 +374,9 @@ def test_from_env() -> None:
     with pytest.raises(InvalidInput) as err:
         SecretBox.from_env({"EBBING_SECRET_KEY": "nope"})
     assert err.value.field == "EBBING_SECRET_KEY"
+
+
+def test_a_value_is_never_cut_out_of_a_longer_word() -> None:
+    # "code is zebracorn7731": the digits at the end are part of a word, not a PIN of their own.
+    assert guard("My locker code is zebracorn7731 and the locker is 12B").secrets == ()
+    assert [s.value for s in guard("My locker code is 7731 and the locker is 12B").secrets] == ["7731"]

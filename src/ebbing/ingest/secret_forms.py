@@ -197,12 +197,12 @@ _CVV_KW = (r"(?<![A-Za-z])(?:cvv2?|cvc2?|cvn|csc|cid|card (?:security |verificat
 _CVV_ZH = r"(?:CVV2?码?|CVC2?码?|CVN2?码?|(?:背面|背后)[^\d\n]{0,4}?(?:三|3|四|4)位(?:数字?|码)?|安全码|校验码)"
 
 _KEYWORD_DIGITS = [
-    re.compile(rf"(?:{_PIN_KW}){_FILLER}(?P<v>\d{{3,8}})(?![\d:/.,-]\d|\d|[%°])", re.IGNORECASE),
-    re.compile(rf"(?:{_PIN_ZH}){_ZH_FILLER}(?P<v>\d{{3,8}})(?!\d)", re.IGNORECASE),
-    re.compile(rf"(?:{_OTP_KW}){_FILLER}(?P<v>[A-Za-z0-9]{{4,10}})(?![A-Za-z0-9])", re.IGNORECASE),
-    re.compile(rf"(?:{_OTP_ZH}){_ZH_FILLER}(?P<v>[A-Za-z0-9]{{3,16}}(?:-[A-Za-z0-9]{{3,8}}){{0,4}})(?![A-Za-z0-9])"),
-    re.compile(rf"(?:{_CVV_KW}){_FILLER}(?P<v>\d{{3,4}})(?!\d)", re.IGNORECASE),
-    re.compile(rf"(?:{_CVV_ZH}){_ZH_FILLER}(?P<v>\d{{3,4}})(?!\d)", re.IGNORECASE),
+    re.compile(rf"(?:{_PIN_KW}){_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,8}})(?![\d:/.,-]\d|\d|[%°])", re.IGNORECASE),
+    re.compile(rf"(?:{_PIN_ZH}){_ZH_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,8}})(?!\d)", re.IGNORECASE),
+    re.compile(rf"(?:{_OTP_KW}){_FILLER}(?<![A-Za-z0-9])(?P<v>[A-Za-z0-9]{{4,10}})(?![A-Za-z0-9])", re.IGNORECASE),
+    re.compile(rf"(?:{_OTP_ZH}){_ZH_FILLER}(?<![A-Za-z0-9])(?P<v>[A-Za-z0-9]{{3,16}}(?:-[A-Za-z0-9]{{3,8}}){{0,4}})(?![A-Za-z0-9])"),
+    re.compile(rf"(?:{_CVV_KW}){_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,4}})(?!\d)", re.IGNORECASE),
+    re.compile(rf"(?:{_CVV_ZH}){_ZH_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,4}})(?!\d)", re.IGNORECASE),
 ]
 # "504247 is your Netflix code", "482913 是您的验证码"
 _COOKIE_KW = re.compile(r"(?i)\b(?:session(?:[ _-]?id)?|sid|cookie|auth(?:entication)? cookie)\b"

@@ -34,6 +34,7 @@ from ebbing.retention.config import DAY
 from ebbing.retention.curve import kind_curves, retention_curve
 from ebbing.retention.plot import plot_kinds, plot_record
 from ebbing.server.cli import keys_app, serve, worker
+from ebbing.settings import from_command, global_flag, set_global_flags
 
 app = typer.Typer(help="Long-term memory for AI agents that forgets the way people do.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -57,34 +58,23 @@ UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="The user the 
 IdArg = Annotated[str, typer.Argument(help="The memory's id.")]
 
 
-class _State:
-    db: Path | None = None
-    tenant: str = "default"
-    read_only: bool = False
-
-
-state = _State()
-
-
 @app.callback()
 def _options(
-    db: Annotated[Path | None, typer.Option("--db", help="SQLite file (default $EBBING_HOME/ebbing.db).")] = None,
-    tenant: Annotated[str, typer.Option("--tenant", help="Tenant whose memories to use.")] = "default",
+    db: Annotated[str | None, typer.Option("--db", help="SQLite file or postgresql:// URL (default EBBING_DB, "
+                                           "else $EBBING_HOME/ebbing.db).")] = None,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Tenant whose memories to use (default "
+                                               "EBBING_TENANT, else `default`).")] = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="Open the store for reading only (also automatic "
                                             "when the file is not writable).")] = False,
 ) -> None:
-    state.db = db
-    state.tenant = tenant
-    state.read_only = read_only
+    # Where every command (and the server and MCP commands, through `ebbing.settings`) finds them.
+    set_global_flags(db=db, tenant=tenant, read_only=read_only)
 
 
 @contextmanager
 def _memory() -> Iterator[Memory]:
-    # Configuration comes from the environment here, at the edge, never inside the library.
-    from ebbing.llm.openai import OpenAIChat
-
-    mem = Memory(state.db, tenant=state.tenant, actor="cli", secret_key=os.environ.get("EBBING_SECRET_KEY") or None,
-                 llm=OpenAIChat.from_env(os.environ), read_only=state.read_only)
+    # Configuration comes from the settings (flags, environment, config.toml), at the edge, never inside the library.
+    mem = from_command().memory("cli", read_only=bool(global_flag("read_only")))
     try:
         yield mem
     finally:
@@ -137,7 +127,7 @@ def add(
 ) -> None:
     """Remember a piece of text."""
     # A memory without an owner is found by nobody's search; a default owner is a choice made once.
-    user = user or os.environ.get("EBBING_USER") or None
+    user = user or from_command().get("user") or None
     if user is None:
         raise InvalidInput("--user", "is required for add (or set EBBING_USER to a default user)")
     with _memory() as mem:
@@ -767,10 +757,60 @@ def bench_sweep(
 EXIT_CODES = {InvalidInput: 2, NotFound: 3, ReadOnly: 4}
 
 
+@app.command("config")
+def config_(as_json: JsonOpt = False) -> None:
+    """The effective settings (secrets masked) and where each came from: flag, environment, config.toml or
+    default."""
+    rows = from_command().shown()
+    if as_json:
+        _print_json({row["name"]: {k: row[k] for k in ("value", "source", "env")} for row in rows})
+        return
+    table = Table("setting", "value", "source", "environment variable")
+    for row in rows:
+        table.add_row(row["name"], "" if row["value"] is None else str(row["value"]), row["source"], row["env"])
+    out.print(table)
+
+
+GLOBAL_OPTIONS = {"--db": True, "--tenant": True, "--read-only": False}  # option -> takes a value
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """`ebbing search x --db other.db` as `ebbing --db other.db search x`: global options may follow the
+    command, unless the command has an option of that name itself (`keys create --tenant`, `serve --db`)."""
+    command: Any = typer.main.get_command(app)
+    position = 0
+    while position < len(args) and hasattr(command, "get_command"):
+        word = args[position]
+        if word.startswith("-"):
+            position += 2 if GLOBAL_OPTIONS.get(word.split("=")[0]) and "=" not in word else 1
+            continue
+        found = command.get_command(typer.Context(command), word)
+        if found is None:
+            return args
+        command, position = found, position + 1
+    own = {opt for param in command.params for opt in getattr(param, "opts", [])}
+    front, rest = args[:position], []
+    index = position
+    while index < len(args):
+        word = args[index]
+        name = word.split("=")[0]
+        if word == "--":
+            rest += args[index:]
+            break
+        if name in GLOBAL_OPTIONS and name not in own:
+            takes = GLOBAL_OPTIONS[name] and "=" not in word
+            front = [word, *args[index + 1 : index + 2], *front] if takes else [word, *front]
+            index += 2 if takes else 1
+            continue
+        rest.append(word)
+        index += 1
+    return front + rest
+
+
 def main() -> None:
     """Console entry point: run the app, turning library errors into one line and an exit code."""
     try:
-        app()  # standalone: usage errors are reported and exit 2 inside
+        app(args=hoist_global_options(sys.argv[1:]))  # standalone: usage errors are reported and exit 2 inside
     except EbbingError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(next((code for kind, code in EXIT_CODES.items() if isinstance(exc, kind)), 1))

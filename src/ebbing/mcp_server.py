@@ -10,11 +10,9 @@ Configuration is read at this edge, as the CLI does: `--db`, `--tenant`, `--user
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from importlib.metadata import version
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -48,16 +46,6 @@ eventually forgotten, what is pinned or used often stays.
 # A record as the model sees it: enough to act on, without hashes, embeddings and counters.
 RECORD_FIELDS = ("id", "text", "kind", "priority", "importance", "pinned", "tier", "user_id", "session_id",
                  "created_at", "last_accessed_at", "metadata")
-
-
-def open_memory(db: Path | None, tenant: str, env: dict[str, str] | os._Environ[str], actor: str = "mcp") -> Memory:
-    """A `Memory` configured the way every command line surface configures it (`EBBING_EMBEDDER` is read by the
-    server's helper, so `ebbing serve` and `ebbing mcp` agree on it)."""
-    from ebbing.llm.openai import OpenAIChat
-    from ebbing.server.cli import embedder_from_env
-
-    return Memory(db, tenant=tenant, actor=actor, embedder=embedder_from_env(env),
-                  secret_key=env.get("EBBING_SECRET_KEY") or None, llm=OpenAIChat.from_env(env))
 
 
 def record_view(record: MemoryRecord) -> dict[str, Any]:
@@ -279,8 +267,8 @@ def build_server(memory: Memory, user: str | None = None) -> MCPServer:
 
 
 def mcp_command(
-    db: Annotated[Path | None, typer.Option("--db", help="SQLite file (default: the global --db, else "
-                                            "$EBBING_HOME/ebbing.db).")] = None,
+    db: Annotated[str | None, typer.Option("--db", help="SQLite file or postgresql:// URL (default: the global "
+                                           "--db, else EBBING_DB, else $EBBING_HOME/ebbing.db).")] = None,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Tenant whose memories to serve "
                                                "(default: the global --tenant).")] = None,
     user: Annotated[str | None, typer.Option("--user", "-u", help="Serve this user only: tools default to it "
@@ -290,13 +278,12 @@ def mcp_command(
 
     Tools: remember, recall, context, forget, pin, timeline, explain.
 
-    Settings come from the same options and environment as every command (EBBING_HOME, EBBING_SECRET_KEY,
-    EBBING_LLM_*); EBBING_EMBEDDER=hash picks the tiny test embedder.
+    Settings come from the same options, environment and config.toml as every command (`ebbing config`).
     """
-    from ebbing.cli import state
+    from ebbing.settings import from_command
 
     user = validate.name(user, "--user")  # a bad user fails now, not at every call
-    memory = open_memory(db or state.db, tenant or state.tenant, os.environ)
+    memory = from_command(db=db, tenant=tenant).memory("mcp")
     try:
         build_server(memory, user).run("stdio")
     finally:

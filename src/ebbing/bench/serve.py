@@ -41,12 +41,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_server(db: Path, *, embedder: str = "hash", args: tuple[str, ...] = (), timeout: float = 120.0,
+def running_server(db: Path | str, *, embedder: str = "hash", args: tuple[str, ...] = (), timeout: float = 120.0,
                    log: Path | None = None) -> Iterator[str]:
     """`ebbing serve` over `db` as a child process on a free loopback port; yields its base URL."""
     port = free_port()
     env = {**os.environ, "EBBING_EMBEDDER": embedder}
-    out = open(log or db.parent / "server.log", "wb")  # noqa: SIM115 - closed below, after the process
+    out = open(log or Path(db).parent / "server.log", "wb")  # noqa: SIM115 - closed below, after the process
     process = subprocess.Popen([sys.executable, "-m", "ebbing", "serve", "--host", "127.0.0.1", "--port", str(port),
                                 "--db", str(db), *args], env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

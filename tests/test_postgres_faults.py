@@ -186,6 +186,7 @@ def interrupted(call: Callable[[], object], url: str, holder: Connection, fault:
     error = failure[0]
     assert isinstance(error, StoreError), f"{type(error).__name__} leaked: {error}"
     assert "\n" not in str(error)
+    assert error.transient == str(error).startswith(LOST), error  # a lost connection may be tried again
     return str(error)
 
 

@@ -4,7 +4,7 @@
     ├── InvalidInput   a field broke a rule; nothing was changed
     ├── NotFound       no record (or no longer one) with that id
     ├── Conflict       the request contradicts the stored state
-    └── StoreError     the store could not do what was asked
+    └── StoreError     the store could not do what was asked (`transient`: trying again shortly may work)
         └── ReadOnly   a write to a store opened read-only
 """
 
@@ -36,7 +36,12 @@ class Conflict(EbbingError):
 
 
 class StoreError(EbbingError):
-    """The store failed; the message says how."""
+    """The store failed; the message says how, in one line. `transient` marks a failure that may pass by itself
+    (a lock held by another process, a lost connection), so a caller may try again shortly."""
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        self.transient = transient
+        super().__init__(message)
 
 
 class ReadOnly(StoreError):

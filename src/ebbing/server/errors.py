@@ -4,7 +4,7 @@
     ├── InvalidInput                400 invalid_input   (a rule of the engine; the field is named)
     ├── NotFound                    404 not_found       (also a foreign tenant's id: nobody can tell them apart)
     ├── Conflict                    409 conflict
-    ├── StoreError                  503 store_unavailable
+    ├── StoreError                  503 store_unavailable (with Retry-After when it is transient: a lock, a restart)
     └── ServerError (below)
         ├── Unauthorized            401 unauthorized    (no key, unknown or revoked key)
         ├── Forbidden               403 forbidden       (an agent key on an admin route)
@@ -27,6 +27,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ebbing.errors import Conflict, EbbingError, InvalidInput, NotFound, StoreError
+
+STORE_RETRY_AFTER = 1  # seconds a client waits after a transient store failure before trying again
 
 
 class ServerError(EbbingError):
@@ -81,7 +83,9 @@ def _ebbing_error(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, Conflict):
         return error_response(409, "conflict", str(exc))
     if isinstance(exc, StoreError):
-        return error_response(503, "store_unavailable", str(exc))
+        # A lock held by another process or a restarted database passes by itself: say when to try again.
+        headers = {"Retry-After": str(STORE_RETRY_AFTER)} if exc.transient else None
+        return error_response(503, "store_unavailable", str(exc), headers=headers)
     return error_response(500, "server_error", str(exc))
 
 

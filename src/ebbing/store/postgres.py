@@ -246,7 +246,8 @@ class PostgresStore:
         except psycopg.OperationalError as exc:
             if _lost(exc):
                 raise StoreError(f"lost the connection to PostgreSQL mid-call ({_first_line(exc)}): what the call "
-                                 "had not committed is rolled back, and the next call reconnects") from None
+                                 "had not committed is rolled back, and the next call reconnects",
+                                 transient=True) from None
             raise StoreError(f"PostgreSQL could not finish the call: {_first_line(exc)}") from None
 
     @contextmanager

@@ -4,19 +4,25 @@ A record is three rows written in one transaction: `memories` (the record), `mem
 keyword terms, rowid = seq) and `vectors` (its embedding). Only live tiers (hot, warm) sit in the
 keyword and vector indexes. Deleted bytes are zeroed (`secure_delete`), so erased text does not
 linger in free pages.
+
+SQLite's own exceptions never leave the store: every public method turns a `sqlite3.Error` into a one-line
+`StoreError` saying what failed and what to do (`_driver_errors`), marked `transient` when trying again
+shortly may work (a lock held past the busy timeout, an I/O error).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -80,6 +86,75 @@ def _vector_blob(record: MemoryRecord) -> bytes:
     return np.asarray(record.embedding, dtype="<f4").tobytes()
 
 
+# What a failure of SQLite means for the caller, by primary result code (the low byte of the extended one): what
+# failed, what to do, and whether trying again shortly may work. The file's path is left out: REST clients read
+# these messages too, and the server's folders are none of their business.
+_FAILURES: dict[int, tuple[str, str, bool]] = {
+    sqlite3.SQLITE_BUSY: ("the store is locked by another process", "try again shortly", True),
+    sqlite3.SQLITE_LOCKED: ("the store is locked by another connection", "try again shortly", True),
+    sqlite3.SQLITE_PROTOCOL: ("the store's lock could not be taken", "try again shortly", True),
+    sqlite3.SQLITE_IOERR: ("the store's file could not be read or written", "check the disk, then try again", True),
+    sqlite3.SQLITE_FULL: ("the disk holding the store is full", "free some space, then try again", False),
+    sqlite3.SQLITE_READONLY: ("the store's file can no longer be written",
+                              "check that it is still in place and writable, then open it again", False),
+    sqlite3.SQLITE_CORRUPT: ("the store's file is damaged", "restore it from a backup", False),
+    sqlite3.SQLITE_NOTADB: ("the store's file is damaged", "restore it from a backup", False),
+}
+_OTHER_FAILURE = ("the store could not finish the call",
+                  "try again, and if it keeps failing check the file with PRAGMA integrity_check", False)
+
+
+def _failure(exc: sqlite3.Error) -> tuple[str, str, bool]:
+    code = getattr(exc, "sqlite_errorcode", None)  # absent on the module's own errors (a closed connection)
+    return _OTHER_FAILURE if code is None else _FAILURES.get(code & 0xFF, _OTHER_FAILURE)
+
+
+def _store_error(exc: sqlite3.Error) -> StoreError:
+    detail = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, sqlite3.IntegrityError):  # the engine broke one of the schema's rules: a bug, not an outage
+        return StoreError(f"the store refused a change that breaks its rules ({detail}): nothing was changed; "
+                          "this is a bug in Ebbing, please report it")
+    failed, advice, transient = _failure(exc)
+    return StoreError(f"{failed} ({detail}): {advice}", transient=transient)
+
+
+@contextmanager
+def _driver_errors() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise _store_error(exc) from None  # users see one line; the driver's exception stays in __context__
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+_Class = TypeVar("_Class", bound=type)
+
+
+def _translated(method: _Method) -> _Method:
+    """`method` raising a `StoreError` where it raised a `sqlite3.Error` (a generator: while it is read)."""
+    if inspect.isgeneratorfunction(method):
+        @functools.wraps(method)
+        def generator(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            with _driver_errors():
+                yield from method(*args, **kwargs)
+        return cast(_Method, generator)
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with _driver_errors():
+            return method(*args, **kwargs)
+    return cast(_Method, call)
+
+
+def _store_errors_only(cls: _Class) -> _Class:
+    """Translate driver errors in every public method of `cls` (and `__init__`), present and future, in one
+    place rather than in each method."""
+    for name, member in list(vars(cls).items()):
+        if inspect.isfunction(member) and (name == "__init__" or not name.startswith("_")):
+            setattr(cls, name, _translated(member))
+    return cls
+
+
 def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
     sql = f"m.tenant = ? AND m.user_id IS ? AND m.tier IN {_LIVE}"
     params: list[Any] = [scope.tenant, scope.user_id]
@@ -91,6 +166,7 @@ def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
     return sql, params
 
 
+@_store_errors_only
 class SQLiteStore:
     _immutable = False  # read through `immutable=1` (a read-only WAL file without its -shm)
 
@@ -122,7 +198,7 @@ class SQLiteStore:
             self._reader.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, 'row')")
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open {self.path} as an Ebbing store: {exc}") from None
+            raise StoreError(f"cannot open {self.path} as an Ebbing store: {exc}", transient=_failure(exc)[2]) from None
         self._lock = threading.RLock()
         self._reader_lock = threading.Lock()
         self._scan_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-scan")
@@ -169,7 +245,8 @@ class SQLiteStore:
                 yield self._conn
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # SQLite itself rolls back on some errors (a full disk, I/O)
+                    self._conn.execute("ROLLBACK")
                 raise
 
     def _fresh(self) -> None:

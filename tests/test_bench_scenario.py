@@ -20,7 +20,7 @@ from ebbing.bench.scenario import (
     load,
 )
 from ebbing.bench.score import Piece, find, normalise, score_probe
-from ebbing.recall.tokens import XlmrTokens
+from ebbing.text.tokens import XlmrTokens
 
 LANGS = ("en", "zh")
 SEED_PROBES = (15, 200, 350, 500)

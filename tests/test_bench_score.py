@@ -9,7 +9,7 @@ import pytest
 
 from ebbing.bench.scenario import Probe, Scenario, generate
 from ebbing.bench.score import WEIGHTS, Piece, ProbeScore, percentile, present, score_probe, summarise
-from ebbing.recall.tokens import XlmrTokens
+from ebbing.text.tokens import XlmrTokens
 
 
 @pytest.fixture(scope="module")

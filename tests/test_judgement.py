@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from ebbing import Memory
 from ebbing.cli import app
-from ebbing.ingest.align import align, chinese_number, tokens
-from ebbing.ingest.judge import RuleJudge, Verdict
+from ebbing.judgement.align import align, chinese_number, tokens
+from ebbing.judgement.judge import RuleJudge, Verdict
 from ebbing.model import Kind
 
 from .conftest import T0

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from ebbing.bench import postgres
+from ebbing.bench import postgres, side_by_side
 
 from .pg import Server
 
 
 def test_store_benchmark_prints_both_backends(pg_server: Server) -> None:
-    both = postgres.compare_store(records=300, queries=10, url=pg_server.uri(), progress=False, dimensions=32)
+    both = side_by_side.compare_store(records=300, queries=10, url=pg_server.uri(), progress=False, dimensions=32)
     assert both["sqlite"]["backend"] == "sqlite" and both["postgres"]["backend"] == "postgres"
     for result in both.values():
         assert result["records"] == 300 and result["add_records_per_s"] > 0 and result["search_ms"]["p99"] > 0
         assert result["target_found"] >= 0.9 and result["disk_mb"] > 0
-    assert postgres.render_store(both).row_count == 8
+    assert side_by_side.render_store(both).row_count == 8
 
 
 def test_sweep_benchmark_runs_workers_on_identical_copies(pg_server: Server) -> None:

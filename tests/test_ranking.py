@@ -10,8 +10,8 @@ import pytest
 
 from ebbing import InvalidInput, Memory, SearchConfig
 from ebbing.recall.search import _keyword_scores
-from ebbing.recall.terms import query_terms, terms
 from ebbing.store.base import Candidate
+from ebbing.text.terms import query_terms, terms
 
 from .conftest import T0
 

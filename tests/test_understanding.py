@@ -13,7 +13,7 @@ import pytest
 from ebbing import Conflict, Memory, Tier
 from ebbing.ingest.consolidate import ConsolidationConfig, names
 from ebbing.ingest.guard import SecretBox
-from ebbing.recall.tokens import XlmrTokens
+from ebbing.text.tokens import XlmrTokens
 
 from .conftest import T0
 

@@ -656,7 +656,7 @@ def bench_agent(
     if ctx.invoked_subcommand is not None:
         return
     from ebbing.bench import agent
-    from ebbing.strategies import NAMES
+    from ebbing.bench.strategies import NAMES
 
     if lang not in ("en", "zh", "both"):
         raise InvalidInput("lang", "must be en, zh or both")
@@ -715,8 +715,10 @@ def bench_store(
     from ebbing.bench import store as bench
 
     if backend == "postgres":  # docs/scaling.md
-        bench.main([f"--records={records}", f"--queries={queries}", "--backend=postgres",
-                    *([f"--url={url}"] if url else []), *(["--json"] if as_json else [])])
+        from ebbing.bench import side_by_side
+
+        both = side_by_side.compare_store(records, queries, url, not as_json)
+        _print_json(both) if as_json else out.print(side_by_side.render_store(both))
         return
     result = bench.run(records=records, queries=queries, progress=not as_json)
     _print_json(result) if as_json else out.print(bench.render(result))
@@ -747,8 +749,10 @@ def bench_sweep(
     from ebbing.bench import sweep as bench
 
     if backend == "postgres":  # docs/scaling.md
-        bench.main([f"--records={records}", f"--moving={moving}", "--backend=postgres",
-                    *([f"--url={url}"] if url else []), *(["--json"] if as_json else [])])
+        from ebbing.bench import side_by_side
+
+        both = side_by_side.compare_sweep(records, moving, url, not as_json)
+        _print_json(both) if as_json else out.print(side_by_side.render_sweep(both))
         return
     result = bench.run(records=records, moving=moving, progress=not as_json)
     _print_json(result) if as_json else out.print(bench.render(result))

@@ -20,7 +20,6 @@ from ebbing.clock import Instant, iso, to_epoch
 from ebbing.config import default_db
 from ebbing.embed.base import Embedder
 from ebbing.errors import Conflict, InvalidInput, NotFound
-from ebbing.ingest import sameness
 from ebbing.ingest.classify import LLMClassifier
 from ebbing.ingest.consolidate import (
     ConsolidationConfig,
@@ -36,6 +35,7 @@ from ebbing.ingest.guard import SecretBox, guard, pseudonym, redact, refuse_secr
 from ebbing.ingest.imports import line_id
 from ebbing.ingest.pipeline import Draft, Ingest, IngestConfig, role_is_assistant
 from ebbing.jsonl import read as read_jsonl
+from ebbing.judgement import sameness
 from ebbing.lifecycle.archive import Archive
 from ebbing.lifecycle.forget_requests import ForgetConfig, Requests
 from ebbing.lifecycle.operations import Lifecycle
@@ -60,8 +60,6 @@ from ebbing.recall.blas import one_thread
 from ebbing.recall.cold import ColdFiles, ColdIndex
 from ebbing.recall.context import Context, ContextConfig, asks_about_decisions, build_context, render_line
 from ebbing.recall.search import Background, Scored, SearchConfig, is_cjk, score_candidates
-from ebbing.recall.terms import query_terms, terms
-from ebbing.recall.tokens import TokenCounter, XlmrTokens
 from ebbing.retention.base import RecordBatch, retention_row
 from ebbing.retention.composite import Composite
 from ebbing.retention.config import RetentionConfig
@@ -70,6 +68,8 @@ from ebbing.store.base import Candidate, FactRow, FullStore, SealedSecret
 from ebbing.store.filters import matches
 from ebbing.store.location import is_postgres_url
 from ebbing.store.sqlite import SQLiteStore
+from ebbing.text.terms import query_terms, terms
+from ebbing.text.tokens import TokenCounter, XlmrTokens
 
 IMPORT_FIELDS = {"text", "user_id", "agent_id", "session_id", "kind", "importance", "pinned", "priority",
                  "metadata", "at", "created_at", "id", "last_accessed_at", "access_count", "source_ids", "held",
@@ -630,7 +630,7 @@ class Memory:
     def context(self, query: str, user_id: str | None = None, budget_tokens: int = 2000, goal: str | None = None,
                 session_id: str | None = None, at: Instant = None) -> Context:
         """What an agent should know to answer `query`, under `budget_tokens` (XLM-R tokens, see
-        `ebbing.recall.tokens`). Sections, in order:
+        `ebbing.text.tokens`). Sections, in order:
 
         - "Always remember": pinned and P0 records, relevant ones first, capped (see `ContextConfig`);
         - "Preferences": the user's current preferences, a few always, more when the query asks about them;
@@ -1000,7 +1000,7 @@ class Memory:
         return self._rank(query, scope, limit, None, now, include_cold=True)
 
     def _same_attribute(self, older: MemoryRecord, newer: MemoryRecord) -> float:
-        """P(the two are one attribute), as the write path's judge reads a pair (ebbing.ingest.sameness)."""
+        """P(the two are one attribute), as the write path's judge reads a pair (ebbing.judgement.sameness)."""
         vectors = [r.embedding if r.embedding is not None else self.embedder.embed([r.text])[0]
                    for r in (older, newer)]
         z = float(self._background_vectors().pairs(np.stack(vectors), np.array([is_cjk(older.text),

@@ -4,7 +4,7 @@
     python -m ebbing.bench.agent [same options]
 
 For each language, the scenario (`ebbing.bench.scenario`) is generated once and replayed turn by turn
-through each strategy (`ebbing.strategies`), each in a fresh store of its own. Right after the turn a
+through each strategy (`ebbing.bench.strategies`), each in a fresh store of its own. Right after the turn a
 probe follows, the strategy builds its context for the probe's question under the budget and the scorer
 (`ebbing.bench.score`) checks it. Every `CURVE_EVERY` turns and at every probe the strategy also builds a
 context for one fixed recall question (`RECALL`), which gives the curves of the figure: the share of the
@@ -45,9 +45,9 @@ from rich.text import Text
 
 from ebbing.bench.scenario import Fact, Probe, Scenario, facts_at, generate
 from ebbing.bench.score import Piece, ProbeScore, score_probe, summarise
+from ebbing.bench.strategies import NAMES, CachedEmbedder, CachedTokens, Strategy, make
 from ebbing.embed.base import Embedder
 from ebbing.errors import EbbingError
-from ebbing.strategies import NAMES, CachedEmbedder, CachedTokens, Strategy, make
 
 LANGS = ("en", "zh")
 DEFAULT_BUDGET = 8000

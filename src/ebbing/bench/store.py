@@ -32,7 +32,7 @@ from ebbing.bench import postgres
 from ebbing.embed.base import normalise
 from ebbing.memory import Memory
 from ebbing.recall.background import BACKGROUND_EN, BACKGROUND_ZH
-from ebbing.recall.terms import STOPWORDS, terms
+from ebbing.text.terms import STOPWORDS, terms
 
 USER = "bench"
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z: records are added at this time, searched an hour later
@@ -230,14 +230,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--db", type=Path, default=None, help="write the store here (default: a temp dir)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite",
-                        help="postgres: run on both stores and print them side by side")
-    parser.add_argument("--url", default=None, help="PostgreSQL server URL (default: a throwaway pgserver)")
-    args = parser.parse_args(argv)
-    if args.backend == "postgres":
-        both = postgres.compare_store(args.records, args.queries, args.url, not args.json, args.seed, args.dim)
-        print(json.dumps(both, indent=2)) if args.json else Console().print(postgres.render_store(both))
-        return
+    args = parser.parse_args(argv)  # both stores side by side: `ebbing bench store --backend postgres`
     result = run(args.records, args.queries, args.dim, args.seed, args.db, progress=not args.json)
     if args.json:
         print(json.dumps(result, indent=2))

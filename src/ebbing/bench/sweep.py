@@ -64,13 +64,13 @@ from rich.table import Table
 from ebbing.embed.base import normalise
 from ebbing.memory import Memory
 from ebbing.model import Kind, Priority, Tier, content_hash, new_id
-from ebbing.recall.terms import terms
 from ebbing.retention.base import KINDS, PRIORITIES, RecordBatch
 from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.retention.config import DAY, RetentionConfig
 from ebbing.retention.ebbinghaus import Ebbinghaus
 from ebbing.store.base import FullStore
 from ebbing.store.sqlite import _WRITABLE, SQLiteStore, jitter
+from ebbing.text.terms import terms
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z: the sweep time; every record was made before it
 TENANT = "default"
@@ -661,16 +661,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--moving", type=float, default=0.10, help="share of records designed to move (0..0.5)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite",
-                        help="postgres: run on both stores (PostgreSQL with 1, 2 and 4 workers), side by side")
-    parser.add_argument("--url", default=None, help="PostgreSQL server URL (default: a throwaway pgserver)")
-    args = parser.parse_args(argv)
-    if args.backend == "postgres":
-        from ebbing.bench import postgres
-
-        both = postgres.compare_sweep(args.records, args.moving, args.url, not args.json, args.seed)
-        print(json.dumps(both, indent=2)) if args.json else Console().print(postgres.render_sweep(both))
-        return
+    args = parser.parse_args(argv)  # both stores side by side: `ebbing bench sweep --backend postgres`
     result = run(args.records, args.moving, args.seed, progress=not args.json)
     if args.json:
         print(json.dumps(result, indent=2))

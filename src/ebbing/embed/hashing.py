@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ebbing.embed.base import normalise
-from ebbing.recall.terms import terms
+from ebbing.text.terms import terms
 
 
 class HashEmbedder:

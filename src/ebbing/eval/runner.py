@@ -34,7 +34,7 @@ from ebbing.eval.systems import (
 from ebbing.llm.base import LLM
 from ebbing.memory import Memory
 from ebbing.recall.blas import blas_threads
-from ebbing.recall.tokens import TokenCounter, XlmrTokens
+from ebbing.text.tokens import TokenCounter, XlmrTokens
 
 FATES = ("hot", "warm", "cold", "trash", "purged")
 SYSTEMS = ("ebbing", "ebbing_live", "ebbing_cold", "full_bm25", "full_vector", "fifo", "ebbing_no_forgetting")

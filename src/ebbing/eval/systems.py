@@ -31,8 +31,8 @@ from ebbing.errors import NotFound
 from ebbing.eval.locomo import Conversation, Turn
 from ebbing.memory import Memory
 from ebbing.model import Hit, MemoryRecord, Tier
-from ebbing.recall.terms import match_expression, query_terms, terms
-from ebbing.recall.tokens import TokenCounter
+from ebbing.text.terms import match_expression, query_terms, terms
+from ebbing.text.tokens import TokenCounter
 
 DAY = timedelta(days=1)
 RECALL_LIMIT = 5  # what the agent recalls before each turn

@@ -32,8 +32,8 @@ import numpy as np
 from ebbing.embed.base import Embedder
 from ebbing.errors import InvalidInput
 from ebbing.eval.systems import CachingEmbedder
-from ebbing.ingest import sameness
 from ebbing.ingest.classify import classify
+from ebbing.judgement import sameness
 from ebbing.memory import Memory
 from ebbing.recall.background import BACKGROUND_EN, background_vectors
 from ebbing.recall.search import Background, is_cjk

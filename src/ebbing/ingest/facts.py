@@ -16,7 +16,7 @@ from typing import Protocol
 from ebbing.errors import EbbingError
 from ebbing.llm import prompts
 from ebbing.llm.base import LLM, complete_json
-from ebbing.recall.terms import terms
+from ebbing.text.terms import terms
 
 _END = r"(?=\s*(?:[,;!?，。；！？]|\.(?:\s|$)|\s+(?:because|since|as|due to)\b|因为|由于|$))"
 _VALUE = rf"(?P<value>[^,;!?，。；！？\n]{{1,80}}?){_END}"  # bounded: a long line must not cost quadratic time

@@ -27,16 +27,16 @@ import numpy as np
 from ebbing.ingest.classify import Classifier, RuleClassifier
 from ebbing.ingest.facts import Fact, FactExtractor, RuleFacts, same_slot, slot_head
 from ebbing.ingest.guard import SecretBox, guard
-from ebbing.ingest.judge import STATEMENTS, Judgement, PairJudge, RuleJudge, Verdict, judged_slot
 from ebbing.ingest.salience import Judged, SalienceModel
 from ebbing.ingest.salience import shipped as shipped_salience
-from ebbing.ingest.sameness import SamenessModel, signal_vector
-from ebbing.ingest.sameness import shipped as shipped_sameness
+from ebbing.judgement.judge import STATEMENTS, Judgement, PairJudge, RuleJudge, Verdict, judged_slot
+from ebbing.judgement.sameness import SamenessModel, signal_vector
+from ebbing.judgement.sameness import shipped as shipped_sameness
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, when
 from ebbing.recall.search import Background, is_cjk
-from ebbing.recall.terms import terms
 from ebbing.retention.base import MARKED_IMPORTANCE
 from ebbing.store.base import Closing, FactRow, FullStore, SealedSecret
+from ebbing.text.terms import terms
 
 LOW_INFORMATION_IMPORTANCE = 0.1
 PIN_BONUS = 0.3  # what a pin trigger adds to the classifier's importance (see ingest.classify)

@@ -27,9 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from ebbing.ingest import align
+from ebbing.judgement import align
+from ebbing.judgement.logistic import logistic
 from ebbing.model import Kind
 
+PROBE_L2 = 0.1  # chosen by 5-fold cross-validation on the development set (0.01 .. 10)
+COMBINER_L2 = 1.0
 SHIPPED = "salience-model.npz"
 KINDS = (Kind.FACT, Kind.DECISION, Kind.PREFERENCE, Kind.TEMPORARY, Kind.EPISODE)
 SIGNALS = ("numbers", "names", "people", "content_words", "first_person", "question",
@@ -109,27 +112,6 @@ def shipped() -> SalienceModel:
 
 
 # --- fitting (ebbing eval salience --fit) ------------------------------------------------------------------
-
-
-def logistic(features: np.ndarray, labels: np.ndarray, l2: float) -> np.ndarray:
-    """L2-regularised logistic regression by Newton's method (the bias, last, is not penalised). Small, exact
-    and dependency-free for a few hundred rows; returns weights with the bias last."""
-    design = np.hstack([features, np.ones((len(features), 1))])
-    weights = np.zeros(design.shape[1])
-    penalty = np.eye(design.shape[1]) * l2
-    penalty[-1, -1] = 0.0
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-np.clip(design @ weights, -40, 40)))
-        hessian = design.T @ (design * (p * (1 - p))[:, None]) + penalty
-        step = np.linalg.solve(hessian, design.T @ (p - labels) + penalty @ weights)
-        weights -= step
-        if float(np.abs(step).max()) < 1e-9:
-            break
-    return weights
-
-
-PROBE_L2 = 0.1  # chosen by 5-fold cross-validation on the development set (0.01 .. 10)
-COMBINER_L2 = 1.0
 
 
 def fit(texts: Sequence[str], kinds: Sequence[Kind], vectors: np.ndarray, labels: np.ndarray, embedder: str,

@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ebbing.errors import InvalidInput
-from ebbing.ingest.align import PEOPLE, PEOPLE_KEYS, align, tokens
 from ebbing.ingest.forget_request import ForgetRequest, search_words
+from ebbing.judgement.align import PEOPLE, PEOPLE_KEYS, align, tokens
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.model import Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
 from ebbing.store.base import FullStore

@@ -14,10 +14,10 @@ from ebbing.errors import Conflict, NotFound
 from ebbing.lifecycle.archive import Archive
 from ebbing.lifecycle.sweep import RANK, compact, out_of_archive
 from ebbing.model import Event, MemoryRecord, Tier, when
-from ebbing.recall.terms import terms
 from ebbing.retention.base import RecordBatch
 from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.store.base import FullStore
+from ebbing.text.terms import terms
 
 
 def _terms(record: MemoryRecord) -> list[str]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ebbing.errors import InvalidInput
 from ebbing.model import Kind, MemoryRecord
-from ebbing.recall.tokens import TokenCounter
+from ebbing.text.tokens import TokenCounter
 
 SECTION_GAP = "\n\n"  # a blank line between sections
 LINE_GAP = "\n"

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ebbing.ingest.align import CONTENT, PEOPLE_KEYS, Alignment, align, tokens
-from ebbing.ingest.judge import STATEMENTS
-from ebbing.ingest.sameness import SamenessModel, shipped, signal_vector
+from ebbing.judgement.align import CONTENT, PEOPLE_KEYS, Alignment, align, tokens
+from ebbing.judgement.judge import STATEMENTS
+from ebbing.judgement.sameness import SamenessModel, shipped, signal_vector
 from ebbing.model import LIVE_TIERS, Hit, Kind, MemoryRecord
 from ebbing.recall.search import Background, Scored, is_cjk
 from ebbing.store.base import Candidate

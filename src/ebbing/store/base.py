@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -225,6 +226,17 @@ class FactStore(Protocol):
 
 class FullStore(Store, TierStore, ArchiveIndex, FactStore, Protocol):
     """Everything a backend implements (SQLite now; PostgreSQL next). Grouped so each part reads alone."""
+
+
+class ArchiveWriter(Protocol):
+    """What a sweep inside the database needs of the Parquet archive (`ebbing.lifecycle.archive.Archive`):
+    a file name for a tenant's month, and a durable write."""
+
+    def month_of(self, record: MemoryRecord) -> str: ...
+
+    def new_path(self, tenant: str, month: str) -> Path: ...
+
+    def write(self, relative: Path, records: Sequence[tuple[MemoryRecord, int]], at: float) -> None: ...
 
 
 @runtime_checkable

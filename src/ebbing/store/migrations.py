@@ -3,7 +3,7 @@
 On-disk formats:
 - times are epoch seconds (REAL, UTC);
 - `vectors.vector` is the embedding as little-endian float32, `dimensions` numbers, unit length;
-- `memories_fts.terms` holds the record's keyword terms (see `ebbing.recall.terms`) joined by spaces;
+- `memories_fts.terms` holds the record's keyword terms (see `ebbing.text.terms`) joined by spaces;
 - `events.data` is a JSON object and never holds a record's text;
 - cold records leave `memories` for Parquet files (see `ebbing.lifecycle.archive`); `archive_index`
   says which file holds each and keeps the columns retention needs, so sweeps never open the files;

@@ -37,18 +37,19 @@ from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, Tier, when
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
 from ebbing.store.base import Candidate, Closing, FactRow, FullStore, SealedSecret, SweepRows
 from ebbing.store.postgres_filters import compile_postgres
+from ebbing.store.postgres_rows import (
+    COLUMNS,
+    LIVE,
+    VECTOR,
+    WRITABLE,
+    Connection,
+    archive_rows,
+    record_from_row,
+    window_sql,
+)
 from ebbing.store.postgres_schema import migrate
 from ebbing.store.sqlite import jitter
 
-_FIELDS = (
-    "seq", "id", "tenant", "user_id", "agent_id", "session_id", "text", "kind", "importance", "priority", "pinned",
-    "held", "security", "tier", "created_at", "updated_at", "last_accessed_at", "access_count", "update_count",
-    "metadata", "source_ids", "content_hash",
-)
-_COLUMNS = ", ".join(f"m.{name}" for name in _FIELDS)
-_VECTOR = len(_FIELDS)
-_WRITABLE = _FIELDS[1:]
-LIVE = "('hot', 'warm')"
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
 CLIENT_CHECK_MS = 1000  # how often a busy backend checks that its client is still there
 
@@ -69,24 +70,8 @@ class _VectorLoader(Loader):
         return np.array(text[1:-1].split(","), dtype=np.float32)
 
 
-def _record(row: Sequence[Any], vector: np.ndarray | None = None) -> MemoryRecord:
-    values = dict(zip(_FIELDS, tuple(row)[: len(_FIELDS)], strict=True))
-    last = values["last_accessed_at"]
-    return MemoryRecord(
-        id=values["id"], text=values["text"], kind=Kind(values["kind"]), importance=values["importance"],
-        priority=Priority(values["priority"]), created_at=when(values["created_at"]),
-        updated_at=when(values["updated_at"]), tenant=values["tenant"], user_id=values["user_id"],
-        agent_id=values["agent_id"], session_id=values["session_id"], pinned=bool(values["pinned"]),
-        held=bool(values["held"]), security=bool(values["security"]),
-        last_accessed_at=when(last) if last is not None else None, access_count=values["access_count"],
-        update_count=values["update_count"], tier=Tier(values["tier"]), metadata=dict(values["metadata"]),
-        source_ids=list(values["source_ids"]), content_hash=values["content_hash"],
-        embedding=None if vector is None else np.asarray(vector, dtype=np.float32),
-    )
-
-
 def row_values(record: MemoryRecord) -> tuple[Any, ...]:
-    """The record's values in `_WRITABLE` order, as PostgreSQL takes them."""
+    """The record's values in `WRITABLE` order, as PostgreSQL takes them."""
     return (
         record.id, record.tenant, record.user_id, record.agent_id, record.session_id, record.text,
         record.kind.value, float(record.importance), record.priority.value, record.pinned, record.held,
@@ -119,7 +104,6 @@ def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
     return sql, params
 
 
-Connection = psycopg.Connection[tuple[Any, ...]]
 
 
 def connect(url: str) -> Connection:
@@ -280,8 +264,8 @@ class PostgresStore:
             return
         if len(records) != len(terms):
             raise StoreError("insert needs one list of terms per record")
-        columns = ", ".join((*_WRITABLE, "jitter", "terms", "embedding"))
-        marks = ", ".join(["%s"] * (len(_WRITABLE) + 3))
+        columns = ", ".join((*WRITABLE, "jitter", "terms", "embedding"))
+        marks = ", ".join(["%s"] * (len(WRITABLE) + 3))
         tenant_of = {r.id: r.tenant for r in records}
         with self._write() as conn, conn.cursor() as cursor:
             cursor.executemany(f"INSERT INTO memories ({columns}) VALUES ({marks})".encode(), [
@@ -301,8 +285,8 @@ class PostgresStore:
     def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
                 secrets: Sequence[SealedSecret] = (), facts: Sequence[FactRow] = (),
                 closings: Sequence[Closing] = ()) -> None:
-        values = dict(zip(_WRITABLE, row_values(record), strict=True))
-        changing = [name for name in _WRITABLE if name not in ("id", "tenant", "created_at")]
+        values = dict(zip(WRITABLE, row_values(record), strict=True))
+        changing = [name for name in WRITABLE if name not in ("id", "tenant", "created_at")]
         sets = [f"{name} = %s" for name in changing]
         params = [values[name] for name in changing]
         if terms is not None:
@@ -346,9 +330,9 @@ class PostgresStore:
     # -- reads ---------------------------------------------------------------------------------------
 
     def get(self, tenant: str, memory_id: str) -> MemoryRecord | None:
-        rows = self._rows(f"SELECT {_COLUMNS}, m.embedding FROM memories m WHERE m.tenant = %s AND m.id = %s",
+        rows = self._rows(f"SELECT {COLUMNS}, m.embedding FROM memories m WHERE m.tenant = %s AND m.id = %s",
                           (tenant, memory_id))
-        return _record(rows[0], rows[0][_VECTOR]) if rows else None
+        return record_from_row(rows[0], rows[0][VECTOR]) if rows else None
 
     def keyword_search(self, scope: Scope, terms: Sequence[str], limit: int, filters: dict[str, Any] | None
                        ) -> list[int]:
@@ -416,9 +400,9 @@ class PostgresStore:
     def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
         if not keys:
             return {}
-        rows = self._rows(f"SELECT {_COLUMNS}, m.embedding FROM memories m WHERE m.seq = ANY(%s)",
+        rows = self._rows(f"SELECT {COLUMNS}, m.embedding FROM memories m WHERE m.seq = ANY(%s)",
                           ([int(k) for k in keys],))
-        return {row[0]: _record(row, row[_VECTOR]) for row in rows}
+        return {row[0]: record_from_row(row, row[VECTOR]) for row in rows}
 
     def history(self, tenant: str, memory_id: str) -> list[Event]:
         rows = self._rows("SELECT seq, memory_id, type, at, actor, reason, data FROM events "
@@ -451,12 +435,12 @@ class PostgresStore:
             params.append(user_id)
         last = 0
         while True:  # page by key so a long export holds no lock and no giant result set
-            rows = self._rows(f"SELECT {_COLUMNS}, m.embedding FROM memories m WHERE {where} AND m.seq > %s "
+            rows = self._rows(f"SELECT {COLUMNS}, m.embedding FROM memories m WHERE {where} AND m.seq > %s "
                               "ORDER BY m.seq LIMIT 500", (*params, last))
             if not rows:
                 return
             for row in rows:
-                yield _record(row, row[_VECTOR])
+                yield record_from_row(row, row[VECTOR])
             last = rows[-1][0]
 
     # -- lifecycle: tiers, archive, trash, purge -------------------------------------------------------
@@ -559,8 +543,8 @@ class PostgresStore:
     def replace_file(self, tenant: str, old: str, new: str | None, leaving: Sequence[str],
                      reinstated: Sequence[tuple[MemoryRecord, int, list[str] | None]], events: Sequence[Event],
                      at: float, *, keep_file: bool = False) -> None:
-        columns = ", ".join(("seq", *_WRITABLE, "jitter", "trashed_at", "terms", "embedding"))
-        marks = ", ".join(["%s"] * (len(_WRITABLE) + 5))
+        columns = ", ".join(("seq", *WRITABLE, "jitter", "trashed_at", "terms", "embedding"))
+        marks = ", ".join(["%s"] * (len(WRITABLE) + 5))
         with self._write() as conn, conn.cursor() as cursor:
             if leaving:
                 conn.execute("DELETE FROM archive_index WHERE tenant = %s AND id = ANY(%s)", (tenant, list(leaving)))
@@ -664,8 +648,8 @@ class PostgresStore:
         return rows[::-1]
 
     def _records(self, where: str, params: list[Any]) -> list[MemoryRecord]:
-        rows = self._rows(f"SELECT {_COLUMNS}, m.embedding FROM memories m WHERE {where}", params)
-        return [_record(row, row[_VECTOR]) for row in rows]
+        rows = self._rows(f"SELECT {COLUMNS}, m.embedding FROM memories m WHERE {where}", params)
+        return [record_from_row(row, row[VECTOR]) for row in rows]
 
     def mark_consolidated(self, tenant: str, ids: Sequence[str], summary_id: str) -> None:
         with self._write() as conn:
@@ -745,27 +729,6 @@ def _first_line(exc: BaseException) -> str:
 def _events(rows: Sequence[Sequence[Any]]) -> list[Event]:
     return [Event(memory_id=r[1], type=r[2], at=when(r[3]), actor=r[4], reason=r[5], data=dict(r[6]), seq=r[0])
             for r in rows]
-
-
-def window_sql(window: tuple[int, int, int]) -> str:
-    """Records whose jitter slot is in (low, high] of the period (wrapping around), as a literal condition
-    (with `%%` for modulo: it goes into queries that take parameters)."""
-    period, low, high = (int(v) for v in window)
-    joiner = "AND" if low < high else "OR"
-    return f"((jitter %% {period}) > {low} {joiner} (jitter %% {period}) <= {high})"
-
-
-def archive_rows(conn: Connection, tenant: str, file: str, seqs: Sequence[int], at: float) -> None:
-    """Index records in archive `file` and take them out of the live store (in the caller's transaction)."""
-    keys = [int(s) for s in seqs]
-    conn.execute(
-        "INSERT INTO archive_index (tenant, id, seq, user_id, file, archived_at, kind, importance, priority, pinned, "
-        "held, security, created_at, last_accessed_at, access_count, update_count, jitter) SELECT tenant, id, seq, "
-        "user_id, %s, %s, kind, importance, priority, pinned, held, security, created_at, last_accessed_at, "
-        f"access_count, update_count, jitter FROM memories WHERE tenant = %s AND seq = ANY(%s) AND tier IN {LIVE}",
-        (file, at, tenant, keys))
-    conn.execute("DELETE FROM memories WHERE tenant = %s AND seq = ANY(%s)", (tenant, keys))
-    conn.execute("DELETE FROM archive_files WHERE file = %s", (file,))
 
 
 if TYPE_CHECKING:  # mypy checks here that the PostgreSQL store implements every store protocol

@@ -9,7 +9,7 @@ has its own GIN and HNSW index, so they are partitioned by tenant anyway.
 Formats:
 - times are epoch seconds in float8 (UTC), exactly as the SQLite store keeps them, so the retention
   arithmetic in SQL reads the same numbers as the Python policies;
-- `memories.terms` is the record's keyword terms (see `ebbing.recall.terms`) as a text[]: the same terms
+- `memories.terms` is the record's keyword terms (see `ebbing.text.terms`) as a text[]: the same terms
   both stores index, matched as exact array elements (no second tokeniser), GIN-indexed for live tiers;
 - `memories.embedding` is a pgvector `vector(d)`; `d` is fixed by the first store opened with an embedder
   (the migration `vectors_<d>`), which also builds the HNSW (cosine) index over live tiers;

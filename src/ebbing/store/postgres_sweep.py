@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from ebbing.lifecycle.archive import Archive
-from ebbing.lifecycle.sweep import Change, reasons
 from ebbing.model import Event, MemoryRecord, Tier
 from ebbing.retention.base import KINDS, MARKED_IMPORTANCE, RETENTION_COLUMNS, RecordBatch
 from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.retention.config import DAY, RetentionConfig
-from ebbing.store.base import SweepRows
+from ebbing.store.base import ArchiveWriter, SweepRows
+from ebbing.store.moves import Change, reasons
+from ebbing.store.postgres_rows import COLUMNS, VECTOR, archive_rows, record_from_row, window_sql
 
 LIVE = "('hot', 'warm')"
 EXP_FLOOR = -745.0  # exp() of anything lower underflows; PostgreSQL raises an error where numpy gives 0
@@ -116,9 +116,8 @@ class DatabaseSweep:
     """One worker's part of a sweep of one tenant (or user) at one instant."""
 
     def __init__(self, store: Any, tenant: str, user_id: str | None, at: float, config: RetentionConfig,
-                 window: tuple[int, int, int] | None, batch_size: int, archive: Archive,
+                 window: tuple[int, int, int] | None, batch_size: int, archive: ArchiveWriter,
                  event: Callable[[Change, float], Event]) -> None:
-        from ebbing.store.postgres import window_sql
 
         self.store, self.tenant, self.at, self.config = store, tenant, at, config
         self.batch_size, self.archive, self.event = batch_size, archive, event
@@ -234,20 +233,19 @@ class DatabaseSweep:
     def _archive(self, seqs: list[int]) -> list[Change]:
         """Write the rows bound for the cold tier to Parquet, then index them there and delete them (in the
         chunk's transaction: they leave the table only with the commit that follows the durable file)."""
-        from ebbing.store.postgres import _COLUMNS, _VECTOR, _record, archive_rows
 
         rows = self.conn.execute(
-            f"SELECT {_COLUMNS}, m.embedding, r.score, {placement_sql(self.config, self.at, 'r.score', 'm')}, "
+            f"SELECT {COLUMNS}, m.embedding, r.score, {placement_sql(self.config, self.at, 'r.score', 'm')}, "
             f"{', '.join('m.' + c for c in RETENTION_COLUMNS)} FROM memories m "
             f"{_scored(retention_sql(self.config, self.at, 'm'))} "
             "WHERE m.tenant = %s AND m.seq = ANY(%s) ORDER BY m.seq".encode(), (self.tenant, seqs)).fetchall()
-        records = [(_record(row, row[_VECTOR]), int(row[0])) for row in rows]
-        changes = self._changes([(row[0], row[1], row[3], row[13], row[_VECTOR + 1], row[_VECTOR + 2],
-                                  *row[_VECTOR + 3:]) for row in rows])
+        records = [(record_from_row(row, row[VECTOR]), int(row[0])) for row in rows]
+        changes = self._changes([(row[0], row[1], row[3], row[13], row[VECTOR + 1], row[VECTOR + 2],
+                                  *row[VECTOR + 3:]) for row in rows])
         by_id = {c.id: c for c in changes}
         groups: dict[str, list[tuple[MemoryRecord, int]]] = {}
         for record, seq in records:
-            groups.setdefault(Archive.month_of(record), []).append((record, seq))
+            groups.setdefault(self.archive.month_of(record), []).append((record, seq))
         for month, members in groups.items():
             relative = self.archive.new_path(self.tenant, month)
             self.store.intent(str(relative), "writing")  # committed on the main connection before the file exists

@@ -28,13 +28,13 @@ import numpy as np
 
 from ebbing.errors import ReadOnly, StoreError
 from ebbing.model import LIVE_TIERS, Event, Kind, MemoryRecord, Priority, Scope, Tier, when
-from ebbing.recall.terms import match_expression
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
 from ebbing.store import files
 from ebbing.store.base import Candidate, Closing, FactRow, FullStore, SealedSecret, SweepRows
 from ebbing.store.filters import compile_sqlite
 from ebbing.store.migrations import MIGRATIONS, migrate
 from ebbing.store.vectors import ScopeVectors
+from ebbing.text.terms import match_expression
 
 _FIELDS = (
     "seq", "id", "tenant", "user_id", "agent_id", "session_id", "text", "kind", "importance", "priority", "pinned",

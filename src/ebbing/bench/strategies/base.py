@@ -26,7 +26,7 @@ from ebbing.embed.base import Embedder
 from ebbing.memory import Memory
 from ebbing.model import MemoryRecord, Tier
 from ebbing.recall.context import Context, build_context
-from ebbing.recall.tokens import XlmrTokens
+from ebbing.text.tokens import XlmrTokens
 
 USER = "agent-user"  # the one user of the benchmark conversation
 NO_CONSOLIDATION = 10**9  # a working budget no session reaches: consolidation never triggers

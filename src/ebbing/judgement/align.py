@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
-from ebbing.recall.terms import STOPWORDS, stem
+from ebbing.text.terms import STOPWORDS, stem
 
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LETTER = rf"(?:(?![{_HAN}])[^\W\d_])"

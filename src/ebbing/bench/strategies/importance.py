@@ -7,7 +7,7 @@ priority gate, so it both ranks retrieval and decides, in the daily sweep, what 
 
 from __future__ import annotations
 
-from ebbing.strategies.ebbinghaus import Ebbinghaus
+from ebbing.bench.strategies.ebbinghaus import Ebbinghaus
 
 
 class Importance(Ebbinghaus):

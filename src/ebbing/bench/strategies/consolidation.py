@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ebbing.bench.score import Piece
+from ebbing.bench.strategies.base import USER, EngineStrategy
 from ebbing.embed.base import Embedder
 from ebbing.ingest.consolidate import ConsolidationConfig
 from ebbing.ingest.pipeline import IngestConfig
 from ebbing.memory import Memory
-from ebbing.strategies.base import USER, EngineStrategy
 
 RECENT_TURNS = 20
 

@@ -9,7 +9,7 @@ and P0 memories, current facts, relevant summaries and episodes, then the sessio
 from __future__ import annotations
 
 from ebbing.bench.score import Piece
-from ebbing.strategies.base import USER, EngineStrategy
+from ebbing.bench.strategies.base import USER, EngineStrategy
 
 
 class Default(EngineStrategy):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ebbing.bench.strategies.base import CachedEmbedder, CachedTokens, EngineStrategy, Strategy
+from ebbing.bench.strategies.consolidation import Consolidation
+from ebbing.bench.strategies.default import Default
+from ebbing.bench.strategies.ebbinghaus import Ebbinghaus
+from ebbing.bench.strategies.fifo import Fifo
+from ebbing.bench.strategies.hybrid import Hybrid
+from ebbing.bench.strategies.importance import Importance
 from ebbing.embed.base import Embedder
-from ebbing.strategies.base import CachedEmbedder, CachedTokens, EngineStrategy, Strategy
-from ebbing.strategies.consolidation import Consolidation
-from ebbing.strategies.default import Default
-from ebbing.strategies.ebbinghaus import Ebbinghaus
-from ebbing.strategies.fifo import Fifo
-from ebbing.strategies.hybrid import Hybrid
-from ebbing.strategies.importance import Importance
 
 STRATEGIES: dict[str, type[EngineStrategy]] = {
     cls.name: cls for cls in (Fifo, Ebbinghaus, Importance, Consolidation, Hybrid, Default)

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from ebbing.ingest.align import CONTENT, Alignment, Token, align
-from ebbing.ingest.sameness import pair_signals
+from ebbing.judgement.align import CONTENT, Alignment, Token, align
+from ebbing.judgement.sameness import pair_signals
 from ebbing.model import Kind
-from ebbing.recall.terms import terms
+from ebbing.text.terms import terms
 
 STATEMENTS = frozenset({Kind.FACT, Kind.PREFERENCE, Kind.DECISION})  # what can be superseded
 JUDGED = STATEMENTS | {Kind.EPISODE}  # what can supersede: "I moved last week, ..." may be told as an episode

@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ebbing.bench.score import Piece
+from ebbing.bench.strategies.base import NO_CONSOLIDATION, USER, EngineStrategy
 from ebbing.embed.base import Embedder
 from ebbing.ingest.consolidate import ConsolidationConfig
 from ebbing.memory import Memory
 from ebbing.model import Tier
 from ebbing.retention.config import RetentionConfig
-from ebbing.strategies.base import NO_CONSOLIDATION, USER, EngineStrategy
 
 FACTS_TITLE, RELEVANT_TITLE = "Key facts", "Relevant memories"
 

@@ -17,10 +17,8 @@ from __future__ import annotations
 import bisect
 import hashlib
 import hmac
-import math
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,12 +93,6 @@ _PLACEHOLDER = re.compile(r"\[secret:[a-z_]+#[0-9a-f]{4}\]")
 
 def _span(match: re.Match[str], group: str | int = 0) -> tuple[int, int]:
     return match.start(group), match.end(group)
-
-
-def _entropy(value: str) -> float:
-    counts = Counter(value)
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
 def _classes(value: str) -> int:
@@ -235,7 +227,7 @@ def _openai_key(key: str) -> bool:
     if key.startswith(("sk-proj-", "sk-ant-", "sk-svcacct-", "sk-admin-")):
         return True
     body = key[3:]
-    return _entropy(body) >= 3.0 and (("-" not in body and "_" not in body) or _classes(body) >= 2)
+    return secret_forms.entropy(body) >= 3.0 and (("-" not in body and "_" not in body) or _classes(body) >= 2)
 
 
 def _api_keys(text: str) -> Iterator[tuple[int, int]]:
@@ -252,7 +244,7 @@ def _api_keys(text: str) -> Iterator[tuple[int, int]]:
         # Plain "token"/"secret" are common words; only an explicit "is"/":"/"=" makes what follows a value.
         if not has_sep and (kw.group("cjk") is None and (kw.group("strong") is None or not t.group("gap"))):
             continue
-        if len(value) >= 16 and _classes(value) >= 2 and _entropy(value) >= 3.0:
+        if len(value) >= 16 and _classes(value) >= 2 and secret_forms.entropy(value) >= 3.0:
             yield start, end
 
 

@@ -49,7 +49,8 @@ _STOP = rf"\s{_CJK}\u3000-\u303f\uff00-\uffef\u2018-\u201f"  # where a typed val
 _LINK = r"(?:\s*(?:is|was|are|'s|’s|=>|->|→|—|–|-|:|=|：|是|为|為|设为|设成|改成|改为|#)\s*|\s+)"
 
 
-def _entropy(value: str) -> float:
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character: generated keys score high, words and numbers low."""
     n = len(value)
     return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
 
@@ -218,7 +219,7 @@ _OTP_WORDS = re.compile(r"(?i)^(?:is|are|was|for|and|the|your|this|that|from|sen
 
 def cookie_values(text: str) -> Iterator[Span]:
     for m in _COOKIE_KW.finditer(text):
-        if any(c.isdigit() for c in m.group("v")) and _entropy(m.group("v")) >= 3:
+        if any(c.isdigit() for c in m.group("v")) and entropy(m.group("v")) >= 3:
             yield m.span("v")
 
 
@@ -227,7 +228,7 @@ def keyword_values(text: str) -> Iterator[Span]:
         for m in pattern.finditer(text):
             value = m.group("v")
             if value.isalpha() and (_OTP_WORDS.match(value) or not (value.isupper() or
-                                                                    (len(value) >= 10 and _entropy(value) >= 3))):
+                                                                    (len(value) >= 10 and entropy(value) >= 3))):
                 continue  # "verification code sent", "the code word": a code has a digit, is shouted or random
             if not value.isdigit() and not any(c.isdigit() for c in value) and len(value) < 6:
                 continue
@@ -560,7 +561,7 @@ def generated_tokens(text: str) -> Iterator[Span]:
         switches = sum(a != b for a, b in itertools.pairwise(classes))
         words = len(re.findall(r"[A-Z][a-z]{2,}|[a-z]{5,}", value))  # camelCase prose switches case too
         if (switches >= max(8, len(value) // 4) and words * 6 < len(value) and sum(c.isdigit() for c in value) >= 2
-                and _entropy(value) >= 3.5):
+                and entropy(value) >= 3.5):
             yield m.start("v"), m.start("v") + len(value)
 
 

@@ -372,3 +372,15 @@ def test_adds_go_on_through_server_restarts_at_random_moments(own_server: Server
             mem.add(text, user_id="u", at=T0)
     texts = _texts(own_url)
     assert sorted(texts) == sorted(text for text, _ in outcomes) and set(texts.values()) == {1}
+
+
+def test_a_lost_connection_is_dropped_even_when_it_still_looks_open(pg_url: str, tmp_path: Path) -> None:
+    """A batch cut off by a restart can leave psycopg's connection 'open' but stuck in pipeline mode; the store
+    must not hand it to the next call (seen once in CI: the add after a restart failed on the old connection)."""
+    with Memory(pg_url, embedder=HashEmbedder(), archive=tmp_path / "archive") as mem:
+        store: Any = mem.store
+        stuck = store._main.get()
+        with pytest.raises(StoreError, match="lost the connection"), store._guard():
+            raise psycopg.OperationalError("consuming input failed: cannot exit pipeline mode while busy")
+        assert stuck.closed and store._main.get() is not stuck
+        assert mem.add("the next call works", user_id="u", at=T0).records

@@ -162,6 +162,14 @@ class _Link:
             conn = self._conn = self._open()
         return conn
 
+    def discard(self) -> None:
+        """Drop a connection a call lost: it may still look open (a pipeline cut off mid-batch leaves it
+        'busy'), so the next `get` must not trust it."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with suppress(psycopg.Error):
+                conn.close()
+
     def close(self) -> None:
         if self._conn is not None and not self._conn.closed:
             self._conn.close()
@@ -222,13 +230,16 @@ class PostgresStore:
     # -- plumbing ------------------------------------------------------------------------------------
 
     @contextmanager
-    def _guard(self) -> Iterator[None]:
-        """Turn the server's operational failures into a `StoreError` with a one-line message. A broken
-        connection is opened anew by its next use (`_Link`), so only the interrupted call fails."""
+    def _guard(self, *links: _Link) -> Iterator[None]:
+        """Turn the server's operational failures into a `StoreError` with a one-line message. The connections
+        the call used (`links`, default the main one) are dropped when it lost them, and opened anew by their
+        next use (`_Link`), so only the interrupted call fails."""
         try:
             yield
         except psycopg.OperationalError as exc:
             if _lost(exc):
+                for link in links or (self._main,):
+                    link.discard()
                 raise StoreError(f"lost the connection to PostgreSQL mid-call ({_first_line(exc)}): what the call "
                                  "had not committed is rolled back, and the next call reconnects",
                                  transient=True) from None
@@ -340,7 +351,7 @@ class PostgresStore:
         frequencies from this tenant's live records, length normalised by the matching records' mean)."""
         where, params = _scope_sql(scope)
         extra, extra_params = compile_postgres(filters)
-        with self._reader_lock, self._guard():
+        with self._reader_lock, self._guard(self._reader):
             reader = self._reader.get()
             counts = self._document_counts(reader, scope, list(dict.fromkeys(terms)))
             usable = [t for t, n in counts.items() if 0 < n <= self.max_term_docs]
@@ -582,21 +593,22 @@ class PostgresStore:
         from ebbing.store.postgres_sweep import DatabaseSweep
 
         sweep = DatabaseSweep(self, tenant, user_id, at, config, window, batch_size, archive, event)
-        with self._guard():  # a chunk cut off mid-way is rolled back whole; the next sweep takes it again
+        # A chunk cut off mid-way is rolled back whole; the next sweep takes it again.
+        with self._guard(self._main, self._sweeper):
             return sweep.preview() if dry_run else sweep.run()
 
     @contextmanager
     def sweep_lock(self, tenant: str) -> Iterator[bool]:
         """Whether this worker may do the tenant's archive pass now (a session advisory lock, not waited for)."""
         conn = self.sweep_connection()
-        with self._guard():
+        with self._guard(self._sweeper):
             row = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (f"ebbing-archive:{tenant}",)).fetchone()
         held = bool(row and row[0])
         try:
             yield held
         finally:
             if held and not conn.closed:  # a connection that broke took its session's lock with it
-                with self._guard():
+                with self._guard(self._sweeper):
                     conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (f"ebbing-archive:{tenant}",))
 
     # -- facts and secrets ---------------------------------------------------------------------------

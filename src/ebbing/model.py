@@ -199,3 +199,9 @@ def when(epoch: float) -> datetime:
     value = to_datetime(epoch)
     assert value is not None
     return value
+
+
+def role_is_assistant(metadata: Any) -> bool:
+    """A record the agent itself said (`metadata={"role": "assistant"}`): it states no facts of the user's."""
+    role = metadata.get("role") if isinstance(metadata, dict) else None
+    return isinstance(role, str) and role.strip().casefold() == "assistant"

@@ -16,7 +16,7 @@ from typing import Protocol
 from ebbing.errors import EbbingError
 from ebbing.llm import prompts
 from ebbing.llm.base import LLM, complete_json
-from ebbing.text.terms import terms
+from ebbing.text.slots import slot_terms
 
 _END = r"(?=\s*(?:[,;!?，。；！？]|\.(?:\s|$)|\s+(?:because|since|as|due to)\b|因为|由于|$))"
 _VALUE = rf"(?P<value>[^,;!?，。；！？\n]{{1,80}}?){_END}"  # bounded: a long line must not cost quadratic time
@@ -51,16 +51,10 @@ _PATTERNS: list[tuple[re.Pattern[str], bool]] = [
 _REASON = re.compile(r"(?:\bbecause\b|\bsince\b|\bdue to\b|因为|由于)\s*(?P<reason>[^。；;!?！？\n]+)", re.IGNORECASE)
 _SUBJECT = re.compile(r"^(?:(?P<user>my|our|i|we|我的|我们的|我们|我)\s*)", re.IGNORECASE)
 MAX_CLAUSE = 400  # a fact is stated in a sentence, not a page; longer clauses are not searched (and cost time)
-MODIFIERS = frozenset("new current old previous latest now present 新 新的 现在 现在的 目前 目前的 当前 当前的 旧 "
-                      "旧的 之前 之前的 原来 原来的 最新 最新的 then 那 这".split())
 _NOT_ATTRIBUTES = frozenset("it this that there he she they we i you 它 这 那 他 她 我 你 今天 天气 weather".split())
 # Single characters that are function words, not attributes: a slot made only of these is no slot ("而不是…" -> "不")
 _NOT_ATTRIBUTES |= frozenset("不 没 也 都 就 还 只 而 但 又 很 太 要 会 能 可 是 的 了 着 过 在 和 与 或 "
                              "却 才 再 并 则".split())
-# Words an attribute may end with that say what kind of value it is, not what it is about (stemmed as `terms`
-# stems them: "threshold", "valu"): "超时阈值" is about the timeout.
-# Kept short on purpose: "phone number", "log level", "数据库配置" are not what "phone", "log", "数据库" name.
-GENERIC_HEADS = frozenset(terms("threshold value") + "阈值 值 数值".split())
 MAX_VALUE_WORDS = 8  # a value longer than this is a clause someone said, not a value ("a separate concern that …")
 MAX_VALUE_CJK = 24
 _CLAUSE_VALUE = re.compile(
@@ -88,32 +82,6 @@ class FactExtractor(Protocol):
 # "定了：…", "可能是什么原因", "你以后也会…是": a verb with its aspect particle, a question word or the listener
 # doing something is no attribute
 _NOT_AN_ATTRIBUTE = re.compile(r"[了过]\s*$|什么|怎么|哪[个些里儿]|多少|^(?:可能|也许|大概|应该)$|^你(?!的)")
-
-
-def slot_terms(attribute: str) -> frozenset[str]:
-    return frozenset(t for t in terms(attribute) if t not in MODIFIERS)
-
-
-def slot_head(attribute: str) -> str | None:
-    """The attribute's head: its last keyword term ("timeout" in "database connection timeout", "超时" in
-    "数据库连接超时阈值"), passing over generic trailing words such as "threshold", "value", "阈值" that
-    any attribute may end with ("超时阈值" and "数据库连接超时" both head on "超时"). Two slots where one's
-    terms are a subset of the other's are the same slot only if their heads agree: "database" is not
-    "database connection timeout"."""
-    words = [t for t in terms(attribute) if t not in MODIFIERS]
-    specific = [t for t in words if t not in GENERIC_HEADS]
-    return (specific or words)[-1] if words else None
-
-
-def same_slot(new: frozenset[str] | set[str], new_head: str | None, old: frozenset[str] | set[str],
-              old_head: str | None) -> bool:
-    """One attribute names the other: "超时阈值" and "数据库连接超时阈值" are the same slot (same terms, or one's
-    terms a subset of the other's with the same head term); "the database" and "the database timeout" are not."""
-    if not new or not old:
-        return False
-    if new == old:
-        return True
-    return (new <= old or old <= new) and new_head is not None and new_head == old_head
 
 
 def is_value(value: str) -> bool:

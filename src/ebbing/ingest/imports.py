@@ -11,13 +11,21 @@ value that a plain hash would let anyone confirm by guessing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from ulid import ULID
 
+from ebbing.errors import InvalidInput
 from ebbing.ingest.pipeline import Draft
+from ebbing.jsonl import read as read_jsonl
+from ebbing.store.base import FullStore
 
 _DOMAIN = b"ebbing.import.line-id.v1\x00"
 
@@ -33,3 +41,56 @@ def line_id(draft: Draft, timed: bool, key: bytes | None) -> str:
     if not 0 <= millis < 1 << 48:  # before 1970 or past 10889: outside a ULID's clock
         millis = 0
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + digest[:10]))
+
+
+@dataclass
+class ImportReport:
+    imported: int = 0
+    skipped: list[str] = field(default_factory=list)  # "line N: field: rule" for each bad line
+    present: int = 0  # lines whose record was already there (an earlier run, or the same line twice)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"imported": self.imported, "present": self.present, "skipped": self.skipped}
+
+
+def import_file(path: str | Path, store: FullStore, tenant: str, tag_key: bytes | None,
+                draft: Callable[[Mapping[str, Any]], Draft], write: Callable[[list[Draft]], object], *,
+                skip_invalid: bool, on_progress: Callable[[int, int], None] | None) -> ImportReport:
+    """`Memory.import_jsonl`: every line checked (`draft`) before anything is written, then written in batches,
+    each line's record only if no earlier run stored it."""
+    report = ImportReport()
+    drafts: list[Draft] = []
+    seen: set[str] = set()
+    for number, item, problem in read_jsonl(path):
+        if item is not None:
+            try:
+                made = draft(item)
+                if made.id is None:  # the line's own identity, so a second run finds it
+                    timed = item.get("at", item.get("created_at")) is not None
+                    made = dataclasses.replace(made, id=line_id(made, timed, tag_key))
+                assert made.id is not None
+                if made.id in seen:
+                    report.present += 1  # the same line twice in one file
+                else:
+                    seen.add(made.id)
+                    drafts.append(made)
+                continue
+            except InvalidInput as exc:
+                problem = f"line {number}: {exc}"
+        report.skipped.append(problem or f"line {number}: invalid")
+    if report.skipped and not skip_invalid:
+        raise InvalidInput("file", "nothing imported; " + "; ".join(report.skipped[:20]))
+    batch = 256
+    for start in range(0, len(drafts), batch):
+        chunk = drafts[start : start + batch]
+        ids = [d.id for d in chunk if d.id is not None]
+        # Already stored, live, in the trash or archived: an earlier run (perhaps killed) added it.
+        stored = {i for i in ids if store.get(tenant, i) is not None} | set(store.cold(tenant, ids))
+        fresh = [d for d in chunk if d.id not in stored]
+        report.present += len(chunk) - len(fresh)
+        if fresh:
+            write(fresh)
+        report.imported += len(fresh)
+        if on_progress:
+            on_progress(report.imported + report.present, len(drafts))
+    return report

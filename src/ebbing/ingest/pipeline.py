@@ -25,17 +25,18 @@ from typing import Any
 import numpy as np
 
 from ebbing.ingest.classify import Classifier, RuleClassifier
-from ebbing.ingest.facts import Fact, FactExtractor, RuleFacts, same_slot, slot_head
+from ebbing.ingest.facts import Fact, FactExtractor, RuleFacts
 from ebbing.ingest.guard import SecretBox, guard
 from ebbing.ingest.salience import Judged, SalienceModel
 from ebbing.ingest.salience import shipped as shipped_salience
 from ebbing.judgement.judge import STATEMENTS, Judgement, PairJudge, RuleJudge, Verdict, judged_slot
 from ebbing.judgement.sameness import SamenessModel, signal_vector
 from ebbing.judgement.sameness import shipped as shipped_sameness
-from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, when
+from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, role_is_assistant, when
 from ebbing.recall.search import Background, is_cjk
 from ebbing.retention.base import MARKED_IMPORTANCE
 from ebbing.store.base import Closing, FactRow, FullStore, SealedSecret
+from ebbing.text.slots import same_slot, slot_head
 from ebbing.text.terms import terms
 
 LOW_INFORMATION_IMPORTANCE = 0.1
@@ -179,6 +180,20 @@ class Ingest:
                     if neighbour.id not in closed:
                         self._supersede(record, neighbour, judgement, current[key], plan)
         return plan
+
+    def write(self, drafts: list[Draft], tenant: str, get: Callable[[str], MemoryRecord], *,
+              dedupe: bool = False) -> tuple[list[MemoryRecord], list[Event]]:
+        """Prepare the drafts and write the plan: new records in one transaction, then each merge's use. Returns
+        the record each draft ended up as (`get` reads a merged-into one) and the events."""
+        plan = self.prepare(drafts, dedupe=dedupe)
+        self.store.insert(plan.records, plan.terms, plan.events, facts=plan.facts, closings=plan.closings,
+                          secrets=plan.secrets)
+        events = list(plan.events)
+        for memory_id, uses, event, saying in plan.merges:
+            self.store.reinforce(tenant, memory_id, uses, event.at.timestamp(), [event], source_id=saying)
+            events.append(event)
+        fresh = {r.id: r for r in plan.records}
+        return [fresh[i] if i in fresh else get(i) for i in dict.fromkeys(plan.results)], events
 
     def revise(self, record: MemoryRecord, text: str, secret: bool, *, reinfer: Sequence[str] = ()) -> Revision:
         """A record corrected in place (`Memory.update`) goes through what an add goes through: classification
@@ -394,12 +409,6 @@ def _clip(text: str, limit: int = 200) -> str:
 
 def _from_assistant(draft: Draft) -> bool:
     return role_is_assistant(draft.metadata)
-
-
-def role_is_assistant(metadata: Any) -> bool:
-    """A record the agent itself said (`metadata={"role": "assistant"}`): it states no facts of the user's."""
-    role = metadata.get("role") if isinstance(metadata, dict) else None
-    return isinstance(role, str) and role.strip().casefold() == "assistant"
 
 
 def _continue(row: FactRow, own: Sequence[FactRow]) -> FactRow:

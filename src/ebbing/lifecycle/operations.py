@@ -106,6 +106,13 @@ class Lifecycle:
         self.store.scrub()
         return list(ids)
 
+    def purge_user(self, user: str, at: float, pseudonym: str) -> list[str]:
+        """Erase every record of a user, in any tier (right to erasure). The trail keeps that a user was erased,
+        not who: `pseudonym`, a keyed hash, stands for the id."""
+        live, cold = self.store.user_ids(self.tenant, user)
+        ids = live + cold
+        return self.purge(ids, at, "erasure of a user", {"user": pseudonym}) if ids else []
+
     def set_flag(self, memory_id: str, name: str, value: bool, event_type: str, at: float) -> MemoryRecord:
         record = self.require(memory_id)
         if getattr(record, name) == value:

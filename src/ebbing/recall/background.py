@@ -17,6 +17,7 @@ import numpy as np
 
 from ebbing.embed.base import Embedder
 from ebbing.errors import ReadOnly
+from ebbing.recall.search import Background
 
 BACKGROUND_EN: tuple[str, ...] = (
     "I made a big pot of lentil soup on Sunday and froze half of it.",
@@ -307,3 +308,20 @@ def background_vectors(embedder: Embedder, cache: _Meta) -> tuple[np.ndarray, np
     except ReadOnly:
         pass  # a read-only store computes them again next time; nothing is lost
     return passages, queries
+
+
+class LazyBackground:
+    """The background a store's searches and writes read, built at its first use (a store that is only swept
+    never embeds it): `Background` split by language."""
+
+    def __init__(self, embedder: Embedder, cache: _Meta) -> None:
+        self.embedder, self.cache = embedder, cache
+        self._background: Background | None = None
+
+    def __call__(self) -> Background:
+        if self._background is None:
+            passages, queries = background_vectors(self.embedder, self.cache)
+            split = len(BACKGROUND_EN)
+            self._background = Background({False: passages[:split], True: passages[split:]},
+                                          {False: queries[:split], True: queries[split:]})
+        return self._background

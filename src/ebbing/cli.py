@@ -26,7 +26,7 @@ from ebbing.bench.serve import bench_serve
 from ebbing.clock import to_epoch
 from ebbing.errors import EbbingError, InvalidInput, NotFound, ReadOnly
 from ebbing.eval.cli import eval_app
-from ebbing.mcp_server import mcp_command
+from ebbing.extras import installed, require
 from ebbing.memory import Memory
 from ebbing.model import Event, Hit, MemoryRecord
 from ebbing.retention.base import RecordBatch
@@ -47,7 +47,6 @@ app.command("serve")(serve)
 app.command("worker")(worker)
 app.add_typer(keys_app, name="keys")
 bench_app.command("serve")(bench_serve)
-app.command("mcp")(mcp_command)
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -461,6 +460,8 @@ def explain_(memory_id: IdArg, at: AtOpt = None, plot: PlotOpt = None, as_json: 
 
     With --plot, also draw its retention curve from creation past that move, with its recalls marked.
     """
+    if plot is not None:
+        require("plots", "explain --plot")
     with _memory() as mem:
         explanation = mem.explain(memory_id, at=at)
         written = _plot_record(mem, memory_id, explanation, plot) if plot is not None else None
@@ -516,6 +517,7 @@ def curves(
     as_json: JsonOpt = False,
 ) -> None:
     """Draw how forgetting works: one retention curve per kind (never recalled) over the tier thresholds."""
+    require("plots", "ebbing curves")
     with _memory() as mem:
         written = plot_kinds(kind_curves(mem.retention, days=days), mem.retention, plot)
     _print_json({"plot": str(written)}) if as_json else out.print(f"wrote {written}", markup=False,
@@ -669,13 +671,16 @@ def bench_agent(
     langs = list(agent.LANGS) if lang == "both" else [lang]
     result = agent.run(langs, names, budget, seed, turns, progress=not as_json)
     agent.write(result, output)
-    agent.plot(result, plot)
+    drawn = installed("plots")  # the figure needs matplotlib; the table and the JSON do not
+    if drawn:
+        agent.plot(result, plot)
     if as_json:
         _print_json(result)
         return
     console = out if out.is_terminal else Console(soft_wrap=True, width=140)  # a log or a pipe: room for the table
     console.print(agent.render(result))
-    console.print(f"{result['seconds']:.0f} s; wrote {output} and {plot}", highlight=False)
+    console.print(f"{result['seconds']:.0f} s; wrote {output}" + (f" and {plot}" if drawn else
+                  f"; no figure: pip install 'ebbing[plots]' to draw {plot}"), highlight=False)
 
 
 @bench_app.command("scenario")
@@ -715,6 +720,7 @@ def bench_store(
     from ebbing.bench import store as bench
 
     if backend == "postgres":  # docs/scaling.md
+        require("postgres", "bench --backend postgres")
         from ebbing.bench import side_by_side
 
         both = side_by_side.compare_store(records, queries, url, not as_json)
@@ -749,6 +755,7 @@ def bench_sweep(
     from ebbing.bench import sweep as bench
 
     if backend == "postgres":  # docs/scaling.md
+        require("postgres", "bench --backend postgres")
         from ebbing.bench import side_by_side
 
         both = side_by_side.compare_sweep(records, moving, url, not as_json)
@@ -759,6 +766,27 @@ def bench_sweep(
 
 
 EXIT_CODES = {InvalidInput: 2, NotFound: 3, ReadOnly: 4}
+
+
+@app.command("mcp")
+def mcp_(
+    db: Annotated[str | None, typer.Option("--db", help="SQLite file or postgresql:// URL (default: the global "
+                                           "--db, else EBBING_DB, else $EBBING_HOME/ebbing.db).")] = None,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Tenant whose memories to serve "
+                                               "(default: the global --tenant).")] = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Serve this user only: tools default to it "
+                                             "and refuse other users.")] = None,
+) -> None:
+    """Serve the memory to MCP clients (Claude Desktop, Claude Code, Cursor) over stdio.
+
+    Tools: remember, recall, context, forget, forget_matching, pin, timeline, explain.
+
+    Settings come from the same options, environment and config.toml as every command (`ebbing config`).
+    """
+    require("mcp", "ebbing mcp")
+    from ebbing.mcp_server import serve_stdio  # the mcp package is imported only here
+
+    serve_stdio(from_command(db=db, tenant=tenant), user)
 
 
 @app.command("config")

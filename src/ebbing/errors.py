@@ -4,8 +4,9 @@
     ├── InvalidInput   a field broke a rule; nothing was changed
     ├── NotFound       no record (or no longer one) with that id
     ├── Conflict       the request contradicts the stored state
-    └── StoreError     the store could not do what was asked (`transient`: trying again shortly may work)
-        └── ReadOnly   a write to a store opened read-only
+    ├── StoreError     the store could not do what was asked (`transient`: trying again shortly may work)
+    │   └── ReadOnly   a write to a store opened read-only
+    └── MissingExtra   a feature whose optional dependencies are not installed (the message says how)
 """
 
 from __future__ import annotations
@@ -47,3 +48,14 @@ class StoreError(EbbingError):
 class ReadOnly(StoreError):
     """The store was opened read-only (the file is not writable, or `read_only=True` was asked): reads work,
     writes fail with this and change nothing."""
+
+
+class MissingExtra(EbbingError, ImportError):
+    """A feature needs an optional part of Ebbing that is not installed. `extra` names it (`server`, `mcp`,
+    `postgres`, `langchain`, `plots`, `fast`) and the message gives the exact command that installs it."""
+
+    def __init__(self, extra: str, feature: str) -> None:
+        self.extra = extra
+        super().__init__(f"{feature} needs the optional dependencies of ebbing[{extra}]: "
+                         f"pip install 'ebbing[{extra}]'")
+

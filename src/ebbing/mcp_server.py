@@ -15,7 +15,6 @@ from collections.abc import Callable
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import typer
 from pydantic import Field
 
 from ebbing import validate
@@ -25,6 +24,8 @@ from ebbing.model import ForgetOutcome, MemoryRecord
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+    from ebbing.settings import Settings
 
 T = TypeVar("T")
 
@@ -266,24 +267,10 @@ def build_server(memory: Memory, user: str | None = None) -> MCPServer:
     return server
 
 
-def mcp_command(
-    db: Annotated[str | None, typer.Option("--db", help="SQLite file or postgresql:// URL (default: the global "
-                                           "--db, else EBBING_DB, else $EBBING_HOME/ebbing.db).")] = None,
-    tenant: Annotated[str | None, typer.Option("--tenant", help="Tenant whose memories to serve "
-                                               "(default: the global --tenant).")] = None,
-    user: Annotated[str | None, typer.Option("--user", "-u", help="Serve this user only: tools default to it "
-                                             "and refuse other users.")] = None,
-) -> None:
-    """Serve the memory to MCP clients (Claude Desktop, Claude Code, Cursor) over stdio.
-
-    Tools: remember, recall, context, forget, pin, timeline, explain.
-
-    Settings come from the same options, environment and config.toml as every command (`ebbing config`).
-    """
-    from ebbing.settings import from_command
-
+def serve_stdio(settings: Settings, user: str | None) -> None:
+    """`ebbing mcp`: the store `settings` name, served over stdio until the client closes it."""
     user = validate.name(user, "--user")  # a bad user fails now, not at every call
-    memory = from_command(db=db, tenant=tenant).memory("mcp")
+    memory = settings.memory("mcp")
     try:
         build_server(memory, user).run("stdio")
     finally:

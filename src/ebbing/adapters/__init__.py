@@ -2,6 +2,8 @@
 
 - `EbbingStore` (`ebbing.adapters.langgraph`): a LangGraph `BaseStore`, needs `langgraph`;
 - `EbbingRetriever`, `EbbingChatMessageHistory` (`ebbing.adapters.langchain`): need `langchain-core`.
+
+Both come with `pip install 'ebbing[langchain]'`; without it, importing either says so in one line.
 """
 
 from __future__ import annotations
@@ -9,8 +11,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from ebbing.extras import require
+
+# Importing an adapter module runs this package first: a missing framework is named here, with its install
+# command, before the module's own imports would fail.
+require("langchain", "the LangChain and LangGraph adapters")
+
 _HOMES = {"EbbingStore": "langgraph", "EbbingRetriever": "langchain", "EbbingChatMessageHistory": "langchain"}
-_PACKAGES = {"langgraph": "langgraph", "langchain": "langchain-core"}
 
 __all__ = sorted(_HOMES)
 
@@ -20,8 +27,4 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        module = import_module(f"ebbing.adapters.{home}")
-    except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError(f"{name} needs {_PACKAGES[home]}: pip install {_PACKAGES[home]}") from exc
-    return getattr(module, name)
+    return getattr(import_module(f"ebbing.adapters.{home}"), name)

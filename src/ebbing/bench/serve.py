@@ -197,7 +197,9 @@ def bench_serve(
     import json
 
     from ebbing.errors import InvalidInput
+    from ebbing.extras import require
 
+    require("server", "bench serve")
     if clients < 1 or requests < clients:
         raise InvalidInput("clients" if clients < 1 else "requests", "need clients >= 1 and requests >= clients")
     if embedder not in ("hash", "default"):

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from ebbing.errors import EbbingError, InvalidInput, NotFound
 from ebbing.eval.data import REPO, shared_file
+from ebbing.extras import require
 
 eval_app = typer.Typer(help="Evaluations: LoCoMo, LongMemEval, update judgement.", no_args_is_help=True,
                        pretty_exceptions_enable=False, add_completion=False)
@@ -129,6 +130,8 @@ def _locomo(data: Path | None, selection: str, as_json: bool, plot: Path | None,
     from ebbing.eval.runner import SYSTEMS, run, texts_to_embed, total_steps
     from ebbing.llm.openai import OpenAIChat
 
+    if plot is not None:  # before hours of replay, not after
+        require("plots", "eval locomo --plot")
     if sweeps not in ("daily", "session"):
         raise InvalidInput("sweeps", "must be daily or session")
     if turn_queries not in ("passage", "query"):

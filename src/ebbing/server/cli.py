@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from ebbing.errors import InvalidInput
+from ebbing.extras import require
 from ebbing.settings import Settings, from_command
 
 keys_app = typer.Typer(help="API keys for `ebbing serve`: each belongs to one tenant and has a role (agent or "
@@ -67,6 +68,7 @@ def serve(
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs) and the inspector (/) over HTTP. Needs API keys
     (`ebbing keys create`) unless it listens on a loopback address."""
+    require("server", "ebbing serve")
     import uvicorn
 
     from ebbing.llm.openai import OpenAIChat
@@ -171,6 +173,7 @@ def worker(
 ) -> None:
     """Sweep every tenant with a live key on a schedule, as a process of its own (run `ebbing serve
     --sweep-every 0` beside it)."""
+    require("server", "ebbing worker")
     from ebbing.memory import Memory
     from ebbing.server.keys import KeyStore
     from ebbing.server.sweeper import work

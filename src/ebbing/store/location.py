@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ebbing.config import default_db
+from ebbing.extras import require
 from ebbing.store.base import FullStore
 
 
@@ -17,6 +18,7 @@ def open_store(location: str | Path | None, dimensions: int, *, read_only: bool 
     """The store at `location` (default `$EBBING_HOME/ebbing.db`) and where its archive goes when nobody says:
     beside the SQLite file, or under `$EBBING_HOME` for PostgreSQL."""
     if is_postgres_url(location):
+        require("postgres", "a postgresql:// store")
         from ebbing.store.postgres import PostgresStore
 
         return PostgresStore(str(location), dimensions=dimensions), default_db().parent / "archive"

@@ -18,14 +18,14 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ulid import ULID
 
 from ebbing.errors import InvalidInput
 from ebbing.ingest.pipeline import Draft
 from ebbing.jsonl import read as read_jsonl
-from ebbing.store.base import FullStore
+from ebbing.store.base import ColdReads, Reads
 
 _DOMAIN = b"ebbing.import.line-id.v1\x00"
 
@@ -53,7 +53,11 @@ class ImportReport:
         return {"imported": self.imported, "present": self.present, "skipped": self.skipped}
 
 
-def import_file(path: str | Path, store: FullStore, tenant: str, tag_key: bytes | None,
+class ImportStore(Reads, ColdReads, Protocol):
+    """Whether a line's record is already stored, live or archived."""
+
+
+def import_file(path: str | Path, store: ImportStore, tenant: str, tag_key: bytes | None,
                 draft: Callable[[Mapping[str, Any]], Draft], write: Callable[[list[Draft]], object], *,
                 skip_invalid: bool, on_progress: Callable[[int, int], None] | None) -> ImportReport:
     """`Memory.import_jsonl`: every line checked (`draft`) before anything is written, then written in batches,

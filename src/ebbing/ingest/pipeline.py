@@ -20,7 +20,7 @@ import hashlib
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from ebbing.judgement.sameness import shipped as shipped_sameness
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, role_is_assistant, when
 from ebbing.recall.search import Background, is_cjk
 from ebbing.retention.base import MARKED_IMPORTANCE
-from ebbing.store.base import Closing, FactRow, FullStore, SealedSecret
+from ebbing.store.base import Closing, FactRow, Facts, Meta, Reads, SealedSecret, Search, Writes
 from ebbing.text.slots import same_slot, slot_head
 from ebbing.text.terms import terms
 
@@ -122,8 +122,12 @@ def _slot_hash(slot: str) -> str:
     return hashlib.sha256(slot.encode()).hexdigest()[:12]  # events name slots without their words
 
 
+class IngestStore(Writes, Reads, Search, Facts, Meta, Protocol):
+    """What the write path reads (neighbours, current facts, the store's tag key) and writes."""
+
+
 class Ingest:
-    def __init__(self, store: FullStore, embed: Callable[[list[str]], np.ndarray],
+    def __init__(self, store: IngestStore, embed: Callable[[list[str]], np.ndarray],
                  background: Callable[[], Background], config: IngestConfig, *, classifier: Classifier | None = None,
                  extractor: FactExtractor | None = None, box: SecretBox | None = None, actor: str = "api",
                  judge: PairJudge | None = None, embedder: str = "", salience: SalienceModel | None = None,
@@ -389,7 +393,7 @@ class Ingest:
         return closed
 
 
-def tag_key(store: FullStore) -> bytes:
+def tag_key(store: Meta) -> bytes:
     """The store's random key for secret placeholder tags, made on first use."""
     stored = store.get_meta("secret_tag_key")
     if stored is None:

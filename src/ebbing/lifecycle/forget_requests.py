@@ -22,13 +22,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from ebbing.errors import InvalidInput
 from ebbing.ingest.forget_request import ForgetRequest, search_words
 from ebbing.judgement.align import PEOPLE, PEOPLE_KEYS, align, tokens
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.model import Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
-from ebbing.store.base import FullStore
+from ebbing.store.base import Facts, Reads, Views, Writes
 
 REASON = "asked by the user"
 _SPECIFIC = ("num", "name", "qualifier")  # what tells two things of one kind apart
@@ -153,10 +154,14 @@ def someone_else(target: str, text: str, *, owners_only: bool = True) -> bool:
     return bool(other_wanted) and bool(other_held - other_wanted) and not other_held & other_wanted
 
 
+class RequestStore(Reads, Writes, Facts, Views, Protocol):
+    """What resolving a request reads (the newest turns, facts, history) and the audit note it writes."""
+
+
 class Requests:
     """Acts on forget requests and `forget_matching` for one `Memory`."""
 
-    def __init__(self, store: FullStore, lifecycle: Lifecycle, rank: Rank, config: ForgetConfig,
+    def __init__(self, store: RequestStore, lifecycle: Lifecycle, rank: Rank, config: ForgetConfig,
                  erased: Callable[[], None], same_attribute: SameAttribute | None = None) -> None:
         self.store, self.lifecycle, self.rank, self.config = store, lifecycle, rank, config
         self.same_attribute = same_attribute

@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from ebbing.clock import iso
 from ebbing.model import LIVE_TIERS, Hit, Kind, MemoryRecord, Scope, role_is_assistant
 from ebbing.recall.context import Context, ContextConfig, asks_about_decisions, build_context, render_line
 from ebbing.recall.ranking import asks_about_history
 from ebbing.retention.base import RecordBatch, RetentionPolicy, retention_row
-from ebbing.store.base import FactRow, FullStore
+from ebbing.store.base import FactRow, Facts, Reads, Views
 from ebbing.text.slots import slot_terms
 from ebbing.text.terms import query_terms
 from ebbing.text.tokens import TokenCounter
@@ -46,8 +46,12 @@ def _coverage(wanted: frozenset[str] | set[str], slot: set[str]) -> float:
     return len(wanted & slot) / len(wanted) if wanted else 0.0
 
 
+class AssemblyStore(Reads, Facts, Views, Protocol):
+    """What a context and a timeline read besides ranked hits: facts, essentials, kinds, a session's turns."""
+
+
 class Assembly:
-    def __init__(self, store: FullStore, tenant: str, config: ContextConfig, tokens: TokenCounter,
+    def __init__(self, store: AssemblyStore, tenant: str, config: ContextConfig, tokens: TokenCounter,
                  composite: RetentionPolicy, rank: Rank) -> None:
         self.store, self.tenant, self.config, self.tokens = store, tenant, config, tokens
         self.composite, self.rank = composite, rank

@@ -8,7 +8,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -20,13 +20,17 @@ from ebbing.recall.blas import one_thread
 from ebbing.recall.cold import ColdIndex
 from ebbing.recall.search import Background, Scored, SearchConfig, is_cjk, score_candidates
 from ebbing.retention.base import RecordBatch, RetentionPolicy
-from ebbing.store.base import Candidate, FullStore
+from ebbing.store.base import Candidate, ColdReads, Facts, Reads, Search
 from ebbing.store.filters import matches
 from ebbing.text.terms import query_terms
 
 STALE_WEIGHT = 0.5  # a fact that has a newer value ranks at half its weight
 _HISTORY = re.compile(r"\b(?:history|histor(?:y|ic)|previous(?:ly)?|before|used to|changed?|changes|earlier|old|"
                       r"timeline|was it|were they)\b|之前|以前|原来|历史|变化|改过|曾经|过去|旧的", re.IGNORECASE)
+
+
+class RankingStore(Search, Reads, Facts, ColdReads, Protocol):
+    """What ranking reads: both indexes, the records they found, facts (who succeeded whom), the archive index."""
 
 
 def asks_about_history(query: str) -> bool:
@@ -37,7 +41,7 @@ class Ranker:
     """Ranks a scope's records for a query. `succession` and `sameness` may be swapped after construction
     (an evaluation trying another model, an agent whose questions are mostly about current values)."""
 
-    def __init__(self, store: FullStore, tenant: str, embedder: Embedder, composite: RetentionPolicy,
+    def __init__(self, store: RankingStore, tenant: str, embedder: Embedder, composite: RetentionPolicy,
                  config: SearchConfig, background: Callable[[], Background], cold: ColdIndex) -> None:
         self.store, self.tenant, self.embedder, self.composite = store, tenant, embedder, composite
         self.config = config

@@ -7,14 +7,18 @@ from typing import Protocol
 
 from ebbing.errors import Conflict
 from ebbing.model import Event, MemoryRecord, when
-from ebbing.store.base import FullStore
+from ebbing.store.base import Secrets, Writes
 
 
 class Decrypts(Protocol):
     def decrypt(self, ciphertext: bytes) -> str: ...
 
 
-def reveal(store: FullStore, record: MemoryRecord, box: Decrypts | None, now: float, actor: str) -> str:
+class RevealStore(Secrets, Writes, Protocol):
+    """The sealed values, and the audit log a reveal writes to."""
+
+
+def reveal(store: RevealStore, record: MemoryRecord, box: Decrypts | None, now: float, actor: str) -> str:
     sealed = store.sealed(record.tenant, record.id)
     if not sealed:
         if "[secret:" in record.text:

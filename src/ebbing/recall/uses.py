@@ -7,10 +7,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from ebbing.model import Hit, MemoryRecord, Tier, when
 from ebbing.recall.cold import ColdIndex
-from ebbing.store.base import FullStore
+from ebbing.store.base import AccessLog, ColdReads
 
 log = logging.getLogger("ebbing")
 
@@ -18,8 +19,12 @@ log = logging.getLogger("ebbing")
 Lift = Callable[[Sequence[MemoryRecord], float], dict[str, Tier]]
 
 
+class UseStore(AccessLog, ColdReads, Protocol):
+    """What counting uses writes (the access log) and reads (whether a revived record left the archive)."""
+
+
 class Uses:
-    def __init__(self, store: FullStore, tenant: str, lift: Lift, cold: ColdIndex, window: float, actor: str) -> None:
+    def __init__(self, store: UseStore, tenant: str, lift: Lift, cold: ColdIndex, window: float, actor: str) -> None:
         self.store, self.tenant, self.lift, self.cold = store, tenant, lift, cold
         self.window, self.actor = window, actor
         self._warned_read_only = False

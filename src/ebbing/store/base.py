@@ -78,8 +78,9 @@ class SealedSecret:
     ciphertext: bytes
 
 
-class Store(Protocol):
-    """Records, their indexes and the audit log: what `add`, `search` and the record views need."""
+class Writes(Protocol):
+    """Records written: new ones with everything derived from them, a changed one, a restatement counted as a
+    use, audit events. Each call is one transaction."""
 
     def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event], *,
                facts: Sequence[FactRow] = (), closings: Sequence[Closing] = (),
@@ -93,7 +94,26 @@ class Store(Protocol):
         """Write a changed record; `terms` None means the text and vector did not change. Facts and closings
         (a corrected text's new values and the old ones it ends) go in the same transaction."""
 
+    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event], *,
+                  source_id: str | None = None) -> None:
+        """Count a restatement as a use; `source_id` (the saying's own id) joins the record's sources."""
+
+    def add_events(self, tenant: str, events: Sequence[Event]) -> None: ...
+
+
+class Reads(Protocol):
+    """Records and their audit trail, by id or by key."""
+
     def get(self, tenant: str, memory_id: str) -> MemoryRecord | None: ...
+
+    def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
+        """Full records for these keys (those that still exist)."""
+
+    def history(self, tenant: str, memory_id: str) -> list[Event]: ...
+
+
+class Search(Protocol):
+    """The two live indexes a search asks, and the ranking columns of what they found."""
 
     def keyword_search(
         self, scope: Scope, terms: Sequence[str], limit: int, filters: dict[str, Any] | None
@@ -108,26 +128,71 @@ class Store(Protocol):
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]: ...
 
-    def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
-        """Full records for these keys (those that still exist)."""
+
+class AccessLog(Protocol):
+    """Uses of records: what lets stability grow with real recall."""
 
     def record_access(self, tenant: str, ids: Sequence[str], at: float, window: float, actor: str) -> set[str]:
         """Count a use of each record not already counted within `window` seconds; return those counted."""
 
-    def history(self, tenant: str, memory_id: str) -> list[Event]: ...
 
-    def stats(self, tenant: str, user_id: str | None) -> dict[str, Any]: ...
-
-    def scan(self, tenant: str, user_id: str | None) -> Iterator[MemoryRecord]: ...
+class Meta(Protocol):
+    """Small settings kept in the store itself (embedder space, privacy mode, keys), so every surface sees them."""
 
     def get_meta(self, key: str) -> str | None: ...
 
     def set_meta(self, key: str, value: str) -> None: ...
 
-    def close(self) -> None: ...
+
+class Listing(Protocol):
+    """Whole-scope views: every record, counts, users, events of some types."""
+
+    def scan(self, tenant: str, user_id: str | None) -> Iterator[MemoryRecord]: ...
+
+    def stats(self, tenant: str, user_id: str | None) -> dict[str, Any]: ...
+
+    def users(self, tenant: str) -> dict[str | None, int]:
+        """Every user of a tenant with how many records they have in any tier (None: records of no user)."""
+
+    def events_since(self, tenant: str, types: Sequence[str], since: float) -> list[Event]: ...
 
 
-class TierStore(Protocol):
+class Facts(Protocol):
+    """Facts and their timelines."""
+
+    def current_facts(self, tenant: str, user_id: str | None) -> list[FactRow]: ...
+
+    def user_facts(self, tenant: str, user_id: str | None) -> list[FactRow]: ...
+
+    def timeline(self, tenant: str, root: str) -> list[FactRow]: ...
+
+    def facts_of(self, tenant: str, memory_ids: Sequence[str]) -> list[FactRow]: ...
+
+
+class Secrets(Protocol):
+    """Secret values sealed with the store's key."""
+
+    def sealed(self, tenant: str, memory_id: str) -> list[SealedSecret]: ...
+
+
+class Views(Protocol):
+    """The selections consolidation, context and forget requests read: sessions, essentials, kinds, newest."""
+
+    def session_turns(self, tenant: str, user_id: str | None, session_id: str, *, unconsolidated: bool,
+                      limit: int = 100_000) -> list[MemoryRecord]: ...
+
+    def mark_consolidated(self, tenant: str, ids: Sequence[str], summary_id: str) -> None: ...
+
+    def essentials(self, tenant: str, user_id: str | None, limit: int) -> list[MemoryRecord]: ...
+
+    def live_of_kind(self, tenant: str, user_id: str | None, kind: str, limit: int) -> list[MemoryRecord]:
+        """A user's live records of one kind, newest first."""
+
+    def latest(self, tenant: str, user_id: str | None, session_id: str | None, limit: int) -> list[MemoryRecord]:
+        """A user's newest live records other than summaries (of one session when given), newest first."""
+
+
+class Tiers(Protocol):
     """Moving records between tiers inside the store, and erasing them."""
 
     def sweep_rows(self, tenant: str, user_id: str | None, source: str, after: int, limit: int,
@@ -151,13 +216,17 @@ class TierStore(Protocol):
 
     def scrub(self) -> None: ...
 
-    def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event], *,
-                  source_id: str | None = None) -> None:
-        """Count a restatement as a use; `source_id` (the saying's own id) joins the record's sources."""
 
-    def add_events(self, tenant: str, events: Sequence[Event]) -> None: ...
+class ColdReads(Protocol):
+    """Where each cold record is, read by deep recall, restores and exports."""
 
-    def events_since(self, tenant: str, types: Sequence[str], since: float) -> list[Event]: ...
+    def cold(self, tenant: str, ids: Sequence[str]) -> dict[str, tuple[str, int, dict[str, Any]]]: ...
+
+    def cold_files(self, tenant: str, user_id: str | None, *, every_user: bool = False) -> dict[str, list[str]]: ...
+
+    def cold_version(self, tenant: str, user_id: str | None) -> tuple[int, int]:
+        """(count, sum of seq) of a user's archived records: changes whenever their archive does."""
+        ...
 
 
 class ArchiveIndex(Protocol):
@@ -171,14 +240,6 @@ class ArchiveIndex(Protocol):
 
     def archive_move(self, tenant: str, file: str, seqs: Sequence[int], events: Sequence[Event],
                      at: float) -> None: ...
-
-    def cold(self, tenant: str, ids: Sequence[str]) -> dict[str, tuple[str, int, dict[str, Any]]]: ...
-
-    def cold_files(self, tenant: str, user_id: str | None, *, every_user: bool = False) -> dict[str, list[str]]: ...
-
-    def cold_version(self, tenant: str, user_id: str | None) -> tuple[int, int]:
-        """(count, sum of seq) of a user's archived records: changes whenever their archive does."""
-        ...
 
     def set_cold_flags(self, tenant: str, memory_id: str, flags: dict[str, Any], events: Sequence[Event]) -> None: ...
 
@@ -194,38 +255,12 @@ class ArchiveIndex(Protocol):
         ...
 
 
-class FactStore(Protocol):
-    """Facts and their timelines, sealed secrets, and the session views consolidation and context use."""
+class FullStore(Writes, Reads, Search, AccessLog, Meta, Listing, Facts, Secrets, Views, Tiers, ColdReads,
+                ArchiveIndex, Protocol):
+    """Everything a backend implements (SQLite, PostgreSQL). Each engine part asks only for the protocols above
+    that it uses (`recall.ranking.RankingStore`, `lifecycle.sweep.SweepStore`, ...), so what it touches is plain."""
 
-    def current_facts(self, tenant: str, user_id: str | None) -> list[FactRow]: ...
-
-    def user_facts(self, tenant: str, user_id: str | None) -> list[FactRow]: ...
-
-    def timeline(self, tenant: str, root: str) -> list[FactRow]: ...
-
-    def facts_of(self, tenant: str, memory_ids: Sequence[str]) -> list[FactRow]: ...
-
-    def sealed(self, tenant: str, memory_id: str) -> list[SealedSecret]: ...
-
-    def essentials(self, tenant: str, user_id: str | None, limit: int) -> list[MemoryRecord]: ...
-
-    def session_turns(self, tenant: str, user_id: str | None, session_id: str, *, unconsolidated: bool,
-                      limit: int = 100_000) -> list[MemoryRecord]: ...
-
-    def mark_consolidated(self, tenant: str, ids: Sequence[str], summary_id: str) -> None: ...
-
-    def live_of_kind(self, tenant: str, user_id: str | None, kind: str, limit: int) -> list[MemoryRecord]:
-        """A user's live records of one kind, newest first."""
-
-    def latest(self, tenant: str, user_id: str | None, session_id: str | None, limit: int) -> list[MemoryRecord]:
-        """A user's newest live records other than summaries (of one session when given), newest first."""
-
-    def users(self, tenant: str) -> dict[str | None, int]:
-        """Every user of a tenant with how many records they have in any tier (None: records of no user)."""
-
-
-class FullStore(Store, TierStore, ArchiveIndex, FactStore, Protocol):
-    """Everything a backend implements (SQLite now; PostgreSQL next). Grouped so each part reads alone."""
+    def close(self) -> None: ...
 
 
 class ArchiveWriter(Protocol):

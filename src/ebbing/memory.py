@@ -6,7 +6,7 @@ path (`ingest`), ranking, use counting and context assembly (`recall`), and move
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -44,6 +44,7 @@ from ebbing.recall.reveal import reveal
 from ebbing.recall.search import SearchConfig
 from ebbing.recall.succession import SuccessionConfig
 from ebbing.recall.uses import Uses
+from ebbing.retention.base import RetentionPolicy
 from ebbing.retention.composite import Composite
 from ebbing.retention.config import RetentionConfig
 from ebbing.store.location import open_store
@@ -76,6 +77,7 @@ class Memory:
         tenant: str = "default",
         search: SearchConfig | None = None,
         retention: RetentionConfig | None = None,
+        policies: Sequence[RetentionPolicy | tuple[RetentionPolicy, float]] | None = None,
         ingest: IngestConfig | None = None,
         consolidation: ConsolidationConfig | None = None,
         secret_key: str | None = None,
@@ -93,7 +95,7 @@ class Memory:
         self.search_config = search or SearchConfig()
         self.context_config = context or ContextConfig()
         self.retention = retention or RetentionConfig()
-        self.composite = Composite(self.retention)
+        self.composite = Composite(self.retention, policies)  # None: the policies `retention.combine` names
         self.actor = actor
         self.secret_box = SecretBox(secret_key) if secret_key else None  # a bad key fails before any file opens
         if embedder is None:
@@ -364,7 +366,7 @@ class Memory:
         batch of `batch_size` records is scored and moved in its own transactions, so a sweep can be
         killed at any point and run again to the same end.
         """
-        sweeper = Sweeper(self.store, self.archive, self.retention, self.tenant, self.actor)
+        sweeper = Sweeper(self.store, self.archive, self.retention, self.tenant, self.actor, composite=self.composite)
         report = sweeper.run(to_epoch(at), dry_run=validate.flag(dry_run, "dry_run"),
                              user_id=validate.name(user_id, "user_id"), spread=validate.flag(spread, "spread"),
                              batch_size=validate.limit(batch_size, "batch_size", maximum=1_000_000))

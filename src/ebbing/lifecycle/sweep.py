@@ -5,6 +5,10 @@ its own transaction and safe to repeat, so a sweep killed at any point and run a
 uninterrupted one would: an archive file is noted before it is written and indexed in the same
 transaction that removes its records from the live store; an interrupted file change is undone (or
 finished) by `recover` from that note.
+
+Records are scored by a `Composite` (the configured one unless the caller hands one in). A store that sweeps
+inside its database (PostgreSQL) scores its live records there when every policy renders as SQL, and in
+Python otherwise; the report says which (`ran_in`, and a `note` when it had to fall back).
 """
 
 from __future__ import annotations
@@ -17,17 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ebbing.lifecycle.archive import Archive
 from ebbing.model import Event, MemoryRecord, Tier, when
-from ebbing.retention.composite import TIER_OF_CODE, Composite
+from ebbing.retention.composite import Composite
 from ebbing.retention.config import DAY, RetentionConfig
 from ebbing.store.base import FullStore, SweepRows, SweepsInDatabase
-from ebbing.store.moves import Change, reasons
+from ebbing.store.moves import Change, plan, sql_fallback
 
 RANK = {Tier.HOT: 0, Tier.WARM: 1, Tier.COLD: 2, Tier.TRASH: 3}
-_RANK_OF_NAME = {tier.value: rank for tier, rank in RANK.items()}
 
 
 @dataclass
@@ -37,6 +38,8 @@ class SweepReport:
     evaluated: int = 0
     changes: list[Change] = field(default_factory=list)
     purged: list[str] = field(default_factory=list)
+    ran_in: str = "python"  # where the live records were scored: "python", or "database" (PostgreSQL, in SQL)
+    note: str | None = None  # why a store that sweeps in its database scored in Python instead
 
     @property
     def transitions(self) -> dict[str, int]:
@@ -44,14 +47,19 @@ class SweepReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"at": when(self.at).isoformat(), "dry_run": self.dry_run, "evaluated": self.evaluated,
-                "transitions": self.transitions, "purged": len(self.purged),
-                "changes": [c.to_dict() for c in self.changes]}
+                "transitions": self.transitions, "purged": len(self.purged), "ran_in": self.ran_in,
+                "note": self.note, "changes": [c.to_dict() for c in self.changes]}
 
 
 class Sweeper:
-    def __init__(self, store: FullStore, archive: Archive, config: RetentionConfig, tenant: str, actor: str) -> None:
+    def __init__(self, store: FullStore, archive: Archive, config: RetentionConfig, tenant: str, actor: str, *,
+                 composite: Composite | None = None) -> None:
+        """`composite` scores the records (its own policies); by default `Composite(config)`. Its config must be
+        `config`: thresholds, archive and trash limits are read from both."""
+        if composite is not None and composite.config != config:
+            raise ValueError("the composite's RetentionConfig differs from the sweep's")
         self.store, self.archive, self.config = store, archive, config
-        self.composite = Composite(config)
+        self.composite = composite if composite is not None else Composite(config)
         self.tenant, self.actor = tenant, actor
 
     def recover(self, at: float) -> None:
@@ -86,9 +94,13 @@ class Sweeper:
         in_database = isinstance(store, SweepsInDatabase)
         exclusive: Any = nullcontext(True)
         if isinstance(store, SweepsInDatabase):  # the store scores and moves its live records itself
+            # In SQL when every policy has an SQL form; the store falls back to Python (and logs why) otherwise.
+            report.note = sql_fallback(self.composite)
+            report.ran_in = "python" if report.note else "database"
             if window is not False:
+                # `sweep_live` takes the composite where a RetentionConfig used to go (either is accepted).
                 evaluated, changes = store.sweep_live(
-                    self.tenant, user_id, at, self.config, window=window if isinstance(window, tuple) else None,
+                    self.tenant, user_id, at, self.composite, window=window if isinstance(window, tuple) else None,
                     dry_run=dry_run, batch_size=batch_size, archive=self.archive, event=self._event)
                 report.evaluated += evaluated
                 report.changes.extend(changes)
@@ -118,15 +130,9 @@ class Sweeper:
         return report
 
     def _batch(self, rows: SweepRows, at: float, dry_run: bool, report: SweepReport) -> None:
-        scores = self.composite.score(rows.batch, at)
-        targets = self.composite.settle(rows.batch, self.composite.tiers(scores), at)
-        current = np.array([_RANK_OF_NAME[t] for t in rows.tiers])
-        moving = np.flatnonzero(targets > current)
+        moving, changes = plan(self.composite, rows, at)
         if len(moving) == 0:
             return
-        why = reasons(self.composite, self.config, rows, at, scores, targets, moving)
-        changes = [Change(rows.ids[i], Tier(rows.tiers[i]), TIER_OF_CODE[int(targets[i])], round(float(scores[i]), 4),
-                          why[i]) for i in moving.tolist()]
         report.changes.extend(changes)
         if dry_run:
             return
@@ -150,7 +156,7 @@ class Sweeper:
     def _event(self, change: Change, at: float) -> Event:
         return Event(change.id, "tier", when(at), self.actor, change.reason, {
             "from": change.source.value, "to": change.target.value, "score": change.score,
-            "policy": f"composite/{self.config.combine}",
+            "policy": self.composite.label,
             "thresholds": {t.value: v for t, v in self.config.thresholds.items()},
         })
 

@@ -3,13 +3,17 @@
 A policy scores a `RecordBatch` (columns of numpy arrays, one entry per record) at a time `now`
 (epoch seconds) and returns one float per record in 0..1, where higher means keep. Policies are pure:
 the same batch and `now` always give the same scores, and nothing reads the wall clock.
+
+A policy that can also spell its score as SQL (`SqlPolicy`) lets the PostgreSQL sweep score rows inside the
+database; one that cannot still works everywhere, the PostgreSQL sweep then scores in Python
+(`ebbing.retention.composite` shows how to plug a policy in).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -95,12 +99,29 @@ class RecordBatch:
         )
 
 
+@runtime_checkable
 class RetentionPolicy(Protocol):
-    """Scores records: 0..1 per record, higher means keep. `name` labels the policy in explanations."""
+    """Scores records: 0..1 per record, higher means keep. `name` labels the policy in explanations.
+
+    `now` is one time for the whole batch, or one time per record (an array) when a record is followed through
+    time (`Composite.projected_change`, `retention.curve`); numpy broadcasting handles both alike."""
 
     name: str
 
-    def score(self, batch: RecordBatch, now: float) -> np.ndarray: ...
+    def score(self, batch: RecordBatch, now: float | np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class SqlPolicy(RetentionPolicy, Protocol):
+    """A policy that also renders its score as one PostgreSQL float8 expression, so sweeps run in the database.
+
+    `sql(row, now)` spells `score` for the row aliased `row` of the `memories` table at the single time `now`:
+    its columns are RETENTION_COLUMNS (`ebbing.retention.sql` lists their SQL types and has the helpers the
+    built-in policies use). The expression must give what `score` gives (a test holds the built-in ones to
+    1e-12); it takes no bound parameters (write numbers in with `retention.sql.literal`). Relevance is not a
+    column: a sweep has no current task, and `RecordBatch.relevance` is None there too."""
+
+    def sql(self, row: str, now: float) -> str: ...
 
 
 def retention_row(record: MemoryRecord) -> tuple[Any, ...]:

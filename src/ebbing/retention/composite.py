@@ -1,24 +1,54 @@
 """The composite retention score the engine acts on, and the tier it implies.
 
-How the three policies combine, per record, at a time `now`:
+The composite is a weighted list of retention policies (`RetentionPolicy` in `ebbing.retention.base`), gated by
+priority expiry, with exempt records kept whole. Per record, at a time `now`:
+
+    base  = w1 * policy1 + w2 * policy2 + ...               the weights add up to 1 (a weighted mean)
+    score = base * priority                                 priority is a 0/1 gate: an expired P1/P2 record
+                                                            scores 0, i.e. forgotten, whatever its decay says
+    score = 1.0 exactly for exempt records (pinned, under legal hold, or P0)
+
+`Composite(config)` builds the list the configuration's `combine` names (the default):
 
     base  = ebbinghaus                                      combine = "decay"      (the default)
           = importance                                      combine = "importance"
           = (1 - b) * ebbinghaus + b * importance           combine = "blend",  b = blend_importance
-    score = base * priority                                 priority is a 0/1 gate: an expired P1/P2 record
-                                                            scores 0, i.e. forgotten, whatever its decay says
-    score = 1.0 exactly for exempt records (pinned, under legal hold, or P0)
 
 Tiers come from the thresholds: score >= hot -> hot, >= warm -> warm, >= cold -> cold, else forgotten.
 Where a forgotten record goes is `settle`'s decision: a P1 record stays in the cold archive until
 `archive_days` after its last use, everything else goes to the trash. Tiers are handled as small integer
 codes (0 hot .. 3 forgotten) so a whole batch is classified in one numpy call; `TIER_OF_CODE` turns a code
 back into a `Tier`.
+
+Plugging in a policy: anything with a `name` and a `score(batch, now)` giving 0..1 per record (higher means
+keep; `now` may also be one time per record). Give `Composite` the list, as policies or (policy, weight)
+pairs (weights are relative: they are scaled to add up to 1), and hand the composite to the sweep:
+
+    class Freshness:  # fades linearly to 0 over the 30 days after the last use
+        name = "freshness"
+
+        def score(self, batch: RecordBatch, now: float | np.ndarray) -> np.ndarray:
+            return np.clip(1.0 - np.maximum(now - batch.referenced_at, 0.0) / (30 * DAY), 0.0, 1.0)
+
+        def sql(self, row: str, now: float) -> str:  # optional: `SqlPolicy`, see below
+            return (f"least(greatest(1.0::float8 - greatest({elapsed(row, now)}, 0.0) / {literal(30 * DAY)}, "
+                    "0.0), 1.0)")  # elapsed, literal: ebbing.retention.sql
+
+    config = RetentionConfig()
+    composite = Composite(config, [(Ebbinghaus(config), 0.8), (Freshness(), 0.2)])
+    report = Sweeper(store, archive, config, tenant, actor, composite=composite).run(now)
+
+Such a policy works with every store. With PostgreSQL, a sweep scores rows inside the database only when every
+policy in the list also renders its score as SQL (`SqlPolicy.sql`, the same formula over the row's columns, as
+`Ebbinghaus`, `Importance` and `PriorityExpiry` do); otherwise it fetches the rows and scores them in Python,
+with a warning in the log and `SweepReport.ran_in == "python"` with a `note` naming the policies without SQL.
+The compiled kernel (`fused`) serves only the default decay composite.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import fields, replace
 from typing import Any
 
@@ -27,11 +57,12 @@ import numpy as np
 from ebbing.errors import InvalidInput
 from ebbing.model import Priority, Tier
 from ebbing.retention import fused
-from ebbing.retention.base import PRIORITIES, RecordBatch
-from ebbing.retention.config import DAY, RetentionConfig
+from ebbing.retention.base import PRIORITIES, RecordBatch, RetentionPolicy, SqlPolicy
+from ebbing.retention.config import DAY, RetentionConfig, numbers_type
 from ebbing.retention.ebbinghaus import Ebbinghaus
 from ebbing.retention.importance import Importance
 from ebbing.retention.priority import PriorityExpiry
+from ebbing.retention.sql import literal
 
 TIER_OF_CODE: tuple[Tier, ...] = (Tier.HOT, Tier.WARM, Tier.COLD, Tier.TRASH)  # trash = forgotten
 FORGOTTEN = TIER_OF_CODE.index(Tier.TRASH)
@@ -50,56 +81,176 @@ def take(batch: RecordBatch, index: np.ndarray) -> RecordBatch:
     return replace(batch, **rows)
 
 
+Term = tuple[RetentionPolicy, float]  # a policy and its weight in the composite's mean
+WEIGHT_SUM_SLACK = 1e-12  # weights this close to a sum of 1 are used as given, so 1 - b and b stay exact
+
+
+def weighted(policies: Sequence[RetentionPolicy | tuple[RetentionPolicy, float]]) -> tuple[Term, ...]:
+    """(policy, weight) terms from policies or pairs (a bare policy weighs 1), checked, the weights scaled to add
+    up to 1 unless they already do."""
+    terms: list[Term] = []
+    for index, item in enumerate(policies):
+        policy, weight = item if isinstance(item, tuple) else (item, 1.0)
+        if not isinstance(policy, RetentionPolicy):
+            raise InvalidInput(f"policies[{index}]", "needs a `name` and a `score(batch, now)` method")
+        if isinstance(weight, bool) or not isinstance(weight, numbers_type) or not math.isfinite(weight) or weight < 0:
+            raise InvalidInput(f"policies[{index}]", "weight must be a finite number >= 0")
+        terms.append((policy, float(weight)))
+    total = sum(weight for _, weight in terms)
+    if not terms or total <= 0:
+        raise InvalidInput("policies", "needs at least one policy with a weight > 0")
+    if abs(total - 1.0) <= WEIGHT_SUM_SLACK:
+        return tuple(terms)
+    return tuple((policy, weight / total) for policy, weight in terms)
+
+
 class Composite:
+    """The weighted policies, the priority gate and the exemptions, as one policy; see the module docstring.
+
+    `Composite(config)` is the configured default (`config.combine`); `Composite(config, policies)` combines
+    the given policies instead (the gate and exemptions stay). `ebbinghaus`, `importance` and `priority` are
+    the built-in policies for this config whatever the list, for explanations and sweep reasons."""
+
     name = "composite"
 
-    def __init__(self, config: RetentionConfig | None = None) -> None:
+    def __init__(self, config: RetentionConfig | None = None,
+                 policies: Sequence[RetentionPolicy | tuple[RetentionPolicy, float]] | None = None) -> None:
         self.config = config or RetentionConfig()
         self.ebbinghaus = Ebbinghaus(self.config)
         self.priority = PriorityExpiry(self.config)
         self.importance = Importance(self.config)
+        self.configured = policies is None  # the list is the one `config.combine` names
+        self.terms = self._configured_terms() if policies is None else tuple(
+            (self._builtin(policy), weight) for policy, weight in weighted(policies))
+        # The compiled kernel hard-codes the default decay composite: any other list takes the numpy path.
+        self._decay_only = len(self.terms) == 1 and self.terms[0][0] is self.ebbinghaus and self.terms[0][1] == 1.0
         thresholds = self.config.thresholds
         self._thresholds = (thresholds[Tier.HOT], thresholds[Tier.WARM], thresholds[Tier.COLD])
 
+    def _builtin(self, policy: RetentionPolicy) -> RetentionPolicy:
+        """This composite's own built-in policy for an equal one given in a list, so that an explicit list equal
+        to the configured one is the same composite (one score per part in `breakdown`, the compiled kernel)."""
+        for own in (self.ebbinghaus, self.importance):
+            if type(policy) is type(own) and getattr(policy, "config", None) == self.config:
+                return own
+        return policy
+
+    def _configured_terms(self) -> tuple[Term, ...]:
+        combine = self.config.combine
+        if combine == "decay":
+            return ((self.ebbinghaus, 1.0),)
+        if combine == "importance":
+            return ((self.importance, 1.0),)
+        weight = self.config.blend_importance
+        return ((self.ebbinghaus, 1.0 - weight), (self.importance, weight))
+
+    @property
+    def policies(self) -> list[RetentionPolicy]:
+        return [policy for policy, _ in self.terms]
+
+    @property
+    def combination(self) -> str:
+        """How the score is combined, in short: `config.combine` for the configured list (as before), else the
+        policies by name with their weights ("0.8*ebbinghaus+0.2*freshness")."""
+        if self.configured:
+            return self.config.combine
+        if len(self.terms) == 1:
+            return self.terms[0][0].name
+        return "+".join(f"{weight:g}*{policy.name}" for policy, weight in self.terms)
+
+    @property
+    def label(self) -> str:
+        """The policy named in a sweep's audit events: "composite/decay" for the default."""
+        return f"composite/{self.combination}"
+
     def score(self, batch: RecordBatch, now: float | np.ndarray) -> np.ndarray:
         """The composite score per record; `now` may be one time per record to follow a record through time."""
-        combine = self.config.combine
-        if np.ndim(now) == 0 and len(batch) >= fused.FUSED_AT and fused.applies(self.config):
+        if (self._decay_only and np.ndim(now) == 0 and len(batch) >= fused.FUSED_AT
+                and fused.applies(self.config)):
             return fused.decay_scores(batch, float(now), self.config)  # one compiled pass for big sweeps
-        # Only the parts the configured combination uses are computed: sweeps score whole stores.
-        decay = None if combine == "importance" else self.ebbinghaus.score(batch, now)
-        importance = None if combine == "decay" else self.importance.score(batch, now)
-        return self._combine(batch, decay, self.priority.score(batch, now), importance)
+        # Only the policies in the list are computed: sweeps score whole stores.
+        parts = [policy.score(batch, now) for policy, _ in self.terms]
+        return self._mix(batch, parts, self.priority.score(batch, now))
 
     def breakdown(self, batch: RecordBatch, now: float | np.ndarray) -> dict[str, np.ndarray]:
-        """Every part and the result, for explanations: ebbinghaus, priority, importance, composite."""
+        """Every part and the result, for explanations: ebbinghaus, priority, importance (always), each other
+        policy in the list by name, and composite."""
         decay = self.ebbinghaus.score(batch, now)
         gate = self.priority.score(batch, now)
         importance = self.importance.score(batch, now)
-        return {"ebbinghaus": decay, "priority": gate, "importance": importance,
-                "composite": self._combine(batch, decay, gate, importance)}
+        out = {"ebbinghaus": decay, "priority": gate, "importance": importance}
+        known = {id(self.ebbinghaus): decay, id(self.importance): importance}
+        parts = []
+        for index, (policy, _) in enumerate(self.terms):
+            value = known.get(id(policy))
+            if value is None:
+                value = policy.score(batch, now)
+                taken = policy.name in out or policy.name == "composite"
+                out[f"{policy.name}[{index}]" if taken else policy.name] = value
+            parts.append(value)
+        out["composite"] = self._mix(batch, parts, gate)
+        return out
 
     def _combine(self, batch: RecordBatch, decay: np.ndarray | None, gate: np.ndarray,
                  importance: np.ndarray | None) -> np.ndarray:
-        combine = self.config.combine
-        if combine == "decay":
-            assert decay is not None
-            base = decay
-        elif combine == "importance":
-            assert importance is not None
-            base = importance
+        """The composite from built-in parts already computed (the configured list only): what the compiled
+        kernel is held against."""
+        parts = []
+        for policy, _ in self.terms:
+            value = decay if policy is self.ebbinghaus else importance if policy is self.importance else None
+            if value is None:
+                raise ValueError(f"no part given for policy {policy.name!r}")
+            parts.append(value)
+        return self._mix(batch, parts, gate)
+
+    def _mix(self, batch: RecordBatch, parts: Sequence[np.ndarray], gate: np.ndarray) -> np.ndarray:
+        """The weighted mean of the policies' scores, gated, exempt records at 1. A lone policy is taken as it is
+        and the sum runs left to right, so the configured lists give exactly the figures they always gave."""
+        if len(parts) == 1:
+            base = parts[0]
         else:
-            assert decay is not None and importance is not None
-            weight = self.config.blend_importance
-            base = (1.0 - weight) * decay + weight * importance
+            base = self.terms[0][1] * parts[0]
+            for (_, weight), part in zip(self.terms[1:], parts[1:], strict=True):
+                base = base + weight * part
         out: np.ndarray = np.where(batch.exempt, 1.0, base * gate)
         return out
+
+    # -- as SQL, for sweeps inside PostgreSQL ---------------------------------------------------------------
+
+    def without_sql(self) -> list[str]:
+        """The names of the policies that do not render as SQL (`SqlPolicy`): empty when the whole composite does
+        and a PostgreSQL sweep can score inside the database."""
+        missing: list[str] = []
+        for policy in [*self.policies, self.priority]:
+            if isinstance(policy, Composite):
+                missing += policy.without_sql()  # a nested composite has `sql`, but only if its own parts do
+            elif not isinstance(policy, SqlPolicy):
+                missing.append(policy.name)
+        return missing
+
+    def sql(self, row: str, now: float) -> str:
+        """The composite score of row `row` at `now` as one PostgreSQL expression: each policy's own SQL,
+        combined as `score` combines them (so a composite is itself an `SqlPolicy` when its policies are).
+        Raises ValueError when a policy has no SQL (`without_sql`)."""
+        missing = self.without_sql()
+        if missing:
+            raise ValueError(f"no SQL for the retention policies {', '.join(missing)}")
+        terms = []
+        for policy, weight in self.terms:
+            assert isinstance(policy, SqlPolicy)  # checked by without_sql
+            terms.append((policy.sql(row, now), weight))
+        if len(terms) == 1:
+            combined = terms[0][0]
+        else:
+            combined = "(" + " + ".join(f"{literal(weight)} * {expression}" for expression, weight in terms) + ")"
+        return (f"(CASE WHEN {row}.pinned OR {row}.held OR {row}.priority = 'P0' THEN 1.0::float8 "
+                f"ELSE {combined} * {self.priority.sql(row, now)} END)")
 
     def tiers(self, scores: np.ndarray) -> np.ndarray:
         """Tier codes (0 hot, 1 warm, 2 cold, 3 forgotten) for scores; index TIER_OF_CODE with them."""
         hot, warm, cold = self._thresholds
         scores = np.asarray(scores)
-        if scores.ndim == 1 and len(scores) >= fused.FUSED_AT:
+        if scores.ndim == 1 and len(scores) >= fused.FUSED_AT and fused.available():
             return fused.tiers(scores, hot, warm, cold)
         # The config guarantees hot > warm > cold, so counting the thresholds a score misses gives its tier.
         out: np.ndarray = (3 - (scores >= cold).astype(np.int8) - (scores >= warm) - (scores >= hot)).astype(np.int8)
@@ -126,7 +277,7 @@ class Composite:
     def placement(self, batch: RecordBatch, now: float) -> np.ndarray:
         """Tier codes a sweep at `now` would give: the score's tier, settled."""
         scores = self.score(batch, now)
-        if len(batch) >= fused.FUSED_AT:
+        if len(batch) >= fused.FUSED_AT and fused.available():
             return fused.placement(scores, batch, float(now), self.config)  # tiers and settle in one pass
         return self.settle(batch, self.tiers(scores), now)
 

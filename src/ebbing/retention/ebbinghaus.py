@@ -14,6 +14,8 @@
 The per-record factors on S0 are the "dynamic tau" of the seed article: what a record is, not only how
 often it was used, sets how fast it fades. Reinforcement is logarithmic and capped, so a record recalled
 thousands of times still fades eventually instead of becoming immortal by habit.
+
+`Ebbinghaus.sql` spells the same formula for PostgreSQL, in the same order of operations.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 
 from ebbing.retention.base import KINDS, MARKED_IMPORTANCE, RecordBatch
 from ebbing.retention.config import DAY, RetentionConfig
+from ebbing.retention.sql import EXP_FLOOR, elapsed, literal
 
 
 def salience_multiplier(importance: np.ndarray, config: RetentionConfig) -> np.ndarray:
@@ -67,3 +70,25 @@ class Ebbinghaus:
         protected = (now - batch.created_at) < c.protection_days * DAY
         out: np.ndarray = np.where(protected, np.maximum(decayed, c.protection_floor), decayed)
         return out
+
+    def sql(self, row: str, now: float) -> str:
+        """`score` of row `row` at `now` as a PostgreSQL expression (`SqlPolicy`)."""
+        c, t, f = self.config, row, literal
+        marked = f"{t}.importance >= {f(MARKED_IMPORTANCE)}"
+        base = " ".join(f"WHEN '{k.value}' THEN {f(c.stability_days[k] * DAY)}" for k in KINDS)
+        s0 = (f"(CASE {t}.kind {base} END)"
+              f" * (CASE WHEN {t}.security THEN {f(c.security_factor)} ELSE 1.0::float8 END)"
+              f" * (CASE WHEN {marked} THEN {f(c.marked_factor)} ELSE 1.0::float8 END)"
+              f" * (CASE WHEN {marked} THEN 1.0::float8 ELSE 1.0::float8 + "
+              f"{f(c.salience_factor - 1.0)} * least(greatest(({t}.importance - {f(c.salience_pivot)}) / "
+              f"{f(MARKED_IMPORTANCE - c.salience_pivot)}, 0.0), 1.0) END)"
+              f" * (CASE WHEN {t}.update_count >= {int(c.frequent_updates)} THEN {f(c.updated_factor)} "
+              "ELSE 1.0::float8 END)")
+        reinforcement = (f"least(1.0::float8 + ln(1.0::float8 + {f(c.beta)} * greatest({t}.access_count, 0)), "
+                         f"{f(c.max_reinforcement)})")
+        weight = f"({f(c.weight_floor)} + {f(1.0 - c.weight_floor)} * least(greatest({t}.importance, 0.0), 1.0))"
+        exponent = f"(-greatest({elapsed(t, now)}, 0.0) / (({s0}) * {reinforcement}))"
+        # PostgreSQL's exp() raises on underflow where numpy returns 0: the CASE gives numpy's answer.
+        decayed = f"({weight} * (CASE WHEN {exponent} < {EXP_FLOOR} THEN 0.0 ELSE exp({exponent}) END))"
+        protected = f"(({f(now)} - {t}.created_at) < {f(c.protection_days * DAY)})"
+        return f"(CASE WHEN {protected} THEN greatest({decayed}, {f(c.protection_floor)}) ELSE {decayed} END)"

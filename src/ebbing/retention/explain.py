@@ -25,7 +25,7 @@ def explain(record: MemoryRecord, composite: Composite, config: RetentionConfig,
         "tier_by_score": by_score.value,
         "score": parts.pop("composite"),
         "policies": parts,
-        "combine": config.combine,
+        "combine": composite.combination,  # config.combine for the configured composite
         "exempt": bool(batch.exempt[0]),
         "why_exempt": [name for name in ("pinned", "held") if getattr(record, name)]
         + (["P0"] if record.priority.value == "P0" else []),

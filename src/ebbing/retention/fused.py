@@ -15,6 +15,10 @@ instruction), which roughly triples its speed. Three things stop that and are ke
   2^k built from its bits, no float-to-integer conversion), within 2 ulp of libm for the range a decay needs (x <= 0);
 - branches: every choice is a select, and the division may not raise (`error_model="numpy"`; every
   stability is > 0 by RetentionConfig's checks).
+
+numba is optional (the `ebbing[fast]` extra): nothing imports it before a batch is big enough to use it, and
+when it cannot be imported `available()` and `applies()` say no, so every batch takes the numpy path, with the
+same results, only slower on very large sweeps.
 """
 
 from __future__ import annotations
@@ -45,13 +49,27 @@ def _saturation(config: RetentionConfig) -> int:
     return math.ceil(math.expm1(config.max_reinforcement - 1.0) / config.beta)
 
 
+@functools.cache
+def available() -> bool:
+    """Whether numba can be imported. Asked only once a batch is big enough for the kernel, so small batches
+    (and processes that never sweep a large store) never pay numba's import."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def applies(config: RetentionConfig) -> bool:
-    """Whether the kernel computes this configuration's composite (combine="decay", a tabulable cap)."""
-    return config.combine == "decay" and _saturation(config) <= TABLE_MAX
+    """Whether the kernel computes this configuration's composite (combine="decay", a tabulable cap) and numba
+    is there to compile it. The cheap checks come first so an inapplicable config never imports numba."""
+    return config.combine == "decay" and _saturation(config) <= TABLE_MAX and available()
 
 
 @functools.cache
 def _compiled() -> Any:
+    if not available():
+        raise ImportError("the compiled sweep kernel needs numba: install the extra ebbing[fast]")
     from llvmlite import ir
     from numba import njit, prange, types
     from numba.extending import intrinsic
@@ -175,7 +193,7 @@ def decay_scores(batch: RecordBatch, now: float, config: RetentionConfig) -> np.
     limit = np.array([np.inf if p.value == "P0" else config.expiry_days[p] * DAY for p in PRIORITIES],
                      dtype=np.float64)
     out = np.empty(len(batch), dtype=np.float64)
-    if not applies(config):
+    if config.combine != "decay" or _saturation(config) > TABLE_MAX:
         raise ValueError("the compiled kernel computes combine='decay' with a reinforcement cap it can tabulate")
     # Reinforcement reaches its cap after a few recalls (14 by default): tabulated up to there.
     counts = np.arange(_saturation(config) + 1, dtype=np.float64)

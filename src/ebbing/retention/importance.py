@@ -6,14 +6,16 @@
           + w3 * relevance                   (0 when no current task is known)
 
 with (w0, w1, w2, w3) = importance_weights, which add up to 1. It does not depend on `now`.
+`Importance.sql` is the same sum in SQL, where relevance is always 0 (a sweep has no current task).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ebbing.retention.base import KINDS, RecordBatch
+from ebbing.retention.base import KINDS, MARKED_IMPORTANCE, RecordBatch
 from ebbing.retention.config import RetentionConfig
+from ebbing.retention.sql import literal
 
 
 class Importance:
@@ -36,3 +38,15 @@ class Importance:
         # type_scores and relevance are not bounded above by anything upstream; keep the 0..1 contract.
         out: np.ndarray = np.clip(total, 0.0, 1.0)
         return out
+
+    def sql(self, row: str, now: float) -> str:
+        """`score` of row `row` as a PostgreSQL expression (`SqlPolicy`); `now` does not matter here either."""
+        c, t = self.config, row
+        w_type, w_recall, w_mark, w_relevance = (literal(w) for w in c.importance_weights)
+        types = " ".join(f"WHEN '{k.value}' THEN {literal(c.type_scores[k])}" for k in KINDS)
+        recall = ("1.0::float8" if c.recall_saturation <= 0
+                  else f"least(1.0::float8, greatest({t}.access_count, 0)::float8 / {literal(c.recall_saturation)})")
+        marked = f"(CASE WHEN {t}.importance >= {literal(MARKED_IMPORTANCE)} THEN 1.0 ELSE 0.0 END)"
+        # The relevance term is kept (times 0) so the sum has the same terms, in the same order, as numpy's.
+        return (f"least(greatest({w_type} * (CASE {t}.kind {types} END) + {w_recall} * {recall} + {w_mark} * "
+                f"{marked} + {w_relevance} * 0.0, 0.0), 1.0)")

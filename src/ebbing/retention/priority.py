@@ -2,7 +2,7 @@
 
 The score is a gate, 1.0 while the record is within its expiry window and 0.0 after, so it composes by
 multiplication: an expired record is forgotten whatever its decay curve still says. A record never used
-counts from its creation (`RecordBatch.referenced_at`).
+counts from its creation (`RecordBatch.referenced_at`). `PriorityExpiry.sql` is the same gate in SQL.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 from ebbing.model import Priority
 from ebbing.retention.base import PRIORITIES, RecordBatch
 from ebbing.retention.config import DAY, RetentionConfig
+from ebbing.retention.sql import elapsed, literal
 
 
 class PriorityExpiry:
@@ -27,3 +28,10 @@ class PriorityExpiry:
         elapsed = now - batch.referenced_at
         out: np.ndarray = np.where(elapsed <= self._limit[batch.priority], 1.0, 0.0)
         return out
+
+    def sql(self, row: str, now: float) -> str:
+        """`score` of row `row` at `now` as a PostgreSQL expression (`SqlPolicy`)."""
+        since = elapsed(row, now)
+        return (f"(CASE {row}.priority WHEN 'P0' THEN 1.0 "
+                + " ".join(f"WHEN '{p.value}' THEN (CASE WHEN {since} <= {literal(days * DAY)} THEN 1.0 ELSE 0.0 END)"
+                           for p, days in self.config.expiry_days.items()) + " END)")

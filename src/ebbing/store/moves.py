@@ -1,6 +1,7 @@
-"""A tier move a sweep makes (`Change`) and why, in words (`reasons`): shared by the Python sweep
-(`ebbing.lifecycle.sweep`) and the one that runs inside PostgreSQL (`store/postgres_sweep.py`), so both
-report the same moves in the same words."""
+"""A tier move a sweep makes (`Change`), why, in words (`reasons`), and which moves a page of records makes
+(`plan`): shared by the Python sweep (`ebbing.lifecycle.sweep`) and the one that runs inside PostgreSQL
+(`store/postgres_sweep.py`, which scores in Python too when a policy has no SQL: `sql_fallback`), so both
+decide and report the same moves in the same words."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.retention.config import DAY, RetentionConfig
 from ebbing.store.base import SweepRows
 
+RANK_OF_NAME = {"hot": 0, "warm": 1, "cold": 2, "trash": 3}  # a tier's name -> its tier code (TIER_OF_CODE)
+
 
 @dataclass(frozen=True)
 class Change:
@@ -28,6 +31,31 @@ class Change:
         return {"id": self.id, "from": self.source.value, "to": self.target.value, "score": self.score,
                 "reason": self.reason}
 
+
+def sql_fallback(composite: Composite) -> str | None:
+    """Why a sweep inside PostgreSQL has to score in Python with this composite, or None when it need not:
+    the policies that have no SQL form (`ebbing.retention.base.SqlPolicy`)."""
+    missing = composite.without_sql()
+    if not missing:
+        return None
+    names = ", ".join(repr(name) for name in missing)
+    return (f"retention policy {names} has no SQL form (SqlPolicy.sql): the PostgreSQL sweep fetched the live "
+            "records and scored them in Python")
+
+
+def plan(composite: Composite, rows: SweepRows, now: float) -> tuple[np.ndarray, list[Change]]:
+    """The moves a sweep at `now` makes of a page of records: the indices of those that move (down only, to the
+    tier their score and `Composite.settle` give) and their `Change`s, in page order."""
+    config = composite.config
+    scores = composite.score(rows.batch, now)
+    targets = composite.settle(rows.batch, composite.tiers(scores), now)
+    current = np.array([RANK_OF_NAME[t] for t in rows.tiers])
+    moving = np.flatnonzero(targets > current)
+    if len(moving) == 0:
+        return moving, []
+    why = reasons(composite, config, rows, now, scores, targets, moving)
+    return moving, [Change(rows.ids[i], Tier(rows.tiers[i]), TIER_OF_CODE[int(targets[i])],
+                           round(float(scores[i]), 4), why[i]) for i in moving.tolist()]
 
 
 def reasons(composite: Composite, config: RetentionConfig, rows: SweepRows, now: float,

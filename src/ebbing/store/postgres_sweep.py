@@ -1,8 +1,12 @@
 """Sweeps inside PostgreSQL: the retention score as an SQL expression, tier moves as set-based statements.
 
-The score is `ebbing.retention.composite` (Ebbinghaus decay, priority gate, exemptions; "importance" and
-"blend" too) spelled as one SQL expression with the configuration's numbers written in as literals, so rows
-are scored next to the data instead of travelling to Python (a test holds it against the Python policies).
+The score is the sweep's `Composite` (`ebbing.retention.composite`) spelled as one SQL expression: each policy
+renders its own part (`SqlPolicy.sql`, next to its numpy twin: Ebbinghaus decay, importance, the priority gate),
+with the configuration's numbers written in as literals, so rows are scored next to the data instead of
+travelling to Python (a test holds the SQL against the Python policies). When a policy has no SQL form the
+sweep scores in Python instead (`DatabaseSweep.ran_in == "python"`, with a warning naming the policy): each
+chunk's rows are read and locked, scored with the composite in numpy (`store.moves.plan`, as the SQLite sweep
+does) and moved with the same statements, so the moves, their reasons and the multi-worker safety are the same.
 
 Several worker processes may sweep one tenant at once. The first to arrive plans the sweep: it cuts the
 tenant's live keys into chunks of `batch_size` rows (`sweep_chunks`). Every worker then claims chunks with
@@ -20,85 +24,31 @@ Cold records (whose moves rewrite Parquet files) and purges stay in Python, done
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ebbing.model import Event, MemoryRecord, Tier
-from ebbing.retention.base import KINDS, MARKED_IMPORTANCE, RETENTION_COLUMNS, RecordBatch
+from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
 from ebbing.retention.composite import TIER_OF_CODE, Composite
-from ebbing.retention.config import DAY, RetentionConfig
+from ebbing.retention.config import RetentionConfig
+from ebbing.retention.sql import placement_sql
 from ebbing.store.base import ArchiveWriter, SweepRows
-from ebbing.store.moves import Change, reasons
+from ebbing.store.moves import Change, plan, reasons, sql_fallback
 from ebbing.store.postgres_rows import COLUMNS, VECTOR, archive_rows, record_from_row, window_sql
 
+log = logging.getLogger(__name__)
 LIVE = "('hot', 'warm')"
-EXP_FLOOR = -745.0  # exp() of anything lower underflows; PostgreSQL raises an error where numpy gives 0
-
-
-def _f(value: float) -> str:
-    """A float as an exact SQL literal (Python's repr round-trips every double)."""
-    return f"{float(value)!r}::float8"
+LOWEST_SEQ = -(2**63)  # below every bigint key: where paging starts
+_warned: set[str] = set()  # fallback notes already logged as warnings by this process
 
 
 def retention_sql(config: RetentionConfig, now: float, t: str = "m") -> str:
-    """The composite retention score of row `t` at `now`, as an SQL expression: the same arithmetic, in the
-    same order, as `Ebbinghaus.score`, `PriorityExpiry.score`, `Importance.score` and `Composite._combine`."""
-    c = config
-    reference = f"coalesce({t}.last_accessed_at, {t}.created_at)"
-    elapsed = f"({_f(now)} - {reference})"
-    base = " ".join(f"WHEN '{k.value}' THEN {_f(c.stability_days[k] * DAY)}" for k in KINDS)
-    s0 = (f"(CASE {t}.kind {base} END)"
-          f" * (CASE WHEN {t}.security THEN {_f(c.security_factor)} ELSE 1.0::float8 END)"
-          f" * (CASE WHEN {t}.importance >= {_f(MARKED_IMPORTANCE)} THEN {_f(c.marked_factor)} ELSE 1.0::float8 END)"
-          f" * (CASE WHEN {t}.importance >= {_f(MARKED_IMPORTANCE)} THEN 1.0::float8 ELSE 1.0::float8 + "
-          f"{_f(c.salience_factor - 1.0)} * least(greatest(({t}.importance - {_f(c.salience_pivot)}) / "
-          f"{_f(MARKED_IMPORTANCE - c.salience_pivot)}, 0.0), 1.0) END)"
-          f" * (CASE WHEN {t}.update_count >= {int(c.frequent_updates)} THEN {_f(c.updated_factor)} "
-          "ELSE 1.0::float8 END)")
-    reinforcement = (f"least(1.0::float8 + ln(1.0::float8 + {_f(c.beta)} * greatest({t}.access_count, 0)), "
-                     f"{_f(c.max_reinforcement)})")
-    weight = f"({_f(c.weight_floor)} + {_f(1.0 - c.weight_floor)} * least(greatest({t}.importance, 0.0), 1.0))"
-    exponent = f"(-greatest({elapsed}, 0.0) / (({s0}) * {reinforcement}))"
-    decayed = f"({weight} * (CASE WHEN {exponent} < {EXP_FLOOR} THEN 0.0 ELSE exp({exponent}) END))"
-    protected = f"(({_f(now)} - {t}.created_at) < {_f(c.protection_days * DAY)})"
-    decay = f"(CASE WHEN {protected} THEN greatest({decayed}, {_f(c.protection_floor)}) ELSE {decayed} END)"
-    gate = (f"(CASE {t}.priority WHEN 'P0' THEN 1.0 "
-            + " ".join(f"WHEN '{p.value}' THEN (CASE WHEN {elapsed} <= {_f(days * DAY)} THEN 1.0 ELSE 0.0 END)"
-                       for p, days in c.expiry_days.items()) + " END)")
-    w_type, w_recall, w_mark, w_relevance = (_f(w) for w in c.importance_weights)
-    types = " ".join(f"WHEN '{k.value}' THEN {_f(c.type_scores[k])}" for k in KINDS)
-    recall = ("1.0::float8" if c.recall_saturation <= 0
-              else f"least(1.0::float8, greatest({t}.access_count, 0)::float8 / {_f(c.recall_saturation)})")
-    marked = f"(CASE WHEN {t}.importance >= {_f(MARKED_IMPORTANCE)} THEN 1.0 ELSE 0.0 END)"
-    importance = (f"least(greatest({w_type} * (CASE {t}.kind {types} END) + {w_recall} * {recall} + {w_mark} * "
-                  f"{marked} + {w_relevance} * 0.0, 0.0), 1.0)")
-    if c.combine == "decay":
-        combined = decay
-    elif c.combine == "importance":
-        combined = importance
-    else:
-        combined = f"({_f(1.0 - c.blend_importance)} * {decay} + {_f(c.blend_importance)} * {importance})"
-    return (f"(CASE WHEN {t}.pinned OR {t}.held OR {t}.priority = 'P0' THEN 1.0::float8 "
-            f"ELSE {combined} * {gate} END)")
-
-
-def tier_code_sql(config: RetentionConfig, score: str) -> str:
-    """Tier code (0 hot, 1 warm, 2 cold, 3 forgotten) of a score, as `Composite.tiers` computes it."""
-    hot, warm, cold = (config.thresholds[t] for t in (Tier.HOT, Tier.WARM, Tier.COLD))
-    return (f"(3 - ({score} >= {_f(cold)})::int - ({score} >= {_f(warm)})::int "
-            f"- ({score} >= {_f(hot)})::int)")
-
-
-def placement_sql(config: RetentionConfig, now: float, score: str, t: str = "m") -> str:
-    """The tier code a sweep gives (`Composite.placement`): the score's tier, except that a forgotten P1
-    record stays cold until `archive_days` after its last use (`Composite.settle`)."""
-    code = tier_code_sql(config, score)
-    if config.archive_days <= 0:
-        return code
-    return (f"(CASE WHEN {code} = 3 AND {t}.priority = 'P1' AND ({_f(now)} - coalesce({t}.last_accessed_at, "
-            f"{t}.created_at)) <= {_f(config.archive_days * DAY)} THEN 2 ELSE {code} END)")
+    """The configured composite retention score of row `t` at `now`, as an SQL expression: the same arithmetic,
+    in the same order, as `Composite(config).score` (`Composite.sql`)."""
+    return Composite(config).sql(t, now)
 
 
 def _scored(score: str) -> str:
@@ -108,20 +58,28 @@ def _scored(score: str) -> str:
     return f"CROSS JOIN LATERAL (SELECT {score} AS score OFFSET 0) r"
 
 
+def _columns(t: str) -> str:
+    """The retention columns of row `t`, in RETENTION_COLUMNS order (what `RecordBatch.from_rows` reads)."""
+    return ", ".join(f"{t}.{c}" for c in RETENTION_COLUMNS)
+
+
 def _rank(column: str) -> str:
     return f"(CASE {column} WHEN 'hot' THEN 0 WHEN 'warm' THEN 1 WHEN 'trash' THEN 3 ELSE 2 END)"
 
 
 class DatabaseSweep:
-    """One worker's part of a sweep of one tenant (or user) at one instant."""
+    """One worker's part of a sweep of one tenant (or user) at one instant.
 
-    def __init__(self, store: Any, tenant: str, user_id: str | None, at: float, config: RetentionConfig,
-                 window: tuple[int, int, int] | None, batch_size: int, archive: ArchiveWriter,
-                 event: Callable[[Change, float], Event]) -> None:
+    `retention` is the sweep's `Composite`, or a `RetentionConfig` for the configured one. `ran_in` says where
+    the live records are scored: "database" (in SQL) or "python" (a policy has no SQL form; `note` says which)."""
 
-        self.store, self.tenant, self.at, self.config = store, tenant, at, config
+    def __init__(self, store: Any, tenant: str, user_id: str | None, at: float,
+                 retention: RetentionConfig | Composite, window: tuple[int, int, int] | None, batch_size: int,
+                 archive: ArchiveWriter, event: Callable[[Change, float], Event]) -> None:
+
+        self.composite = retention if isinstance(retention, Composite) else Composite(retention)
+        self.store, self.tenant, self.at, self.config = store, tenant, at, self.composite.config
         self.batch_size, self.archive, self.event = batch_size, archive, event
-        self.composite = Composite(config)
         self.conn = store.sweep_connection()
         self.scope = f"x.tenant = %s AND x.tier IN {LIVE}"  # user None: the whole tenant
         self.user_params: list[Any] = []
@@ -131,8 +89,18 @@ class DatabaseSweep:
         if window is not None:
             self.scope += " AND " + window_sql(window).replace("jitter", "x.jitter")
         self.key = f"{user_id}|{at!r}|{window}"
-        self.score = retention_sql(config, at, "x")
-        self.code = placement_sql(config, at, "r.score", "x")
+        self.note = sql_fallback(self.composite)
+        self.ran_in = "python" if self.note else "database"
+        self.score = self.code = ""
+        if self.note is not None:
+            # Said once per process as a warning (a periodic sweep would repeat it every round), then quietly.
+            log.log(logging.INFO if self.note in _warned else logging.WARNING, "tenant %s: %s", tenant, self.note)
+            _warned.add(self.note)
+        else:
+            # Every statement below binds parameters, where a bare % would read as a placeholder: a policy's own
+            # SQL may hold one (the modulo operator).
+            self.score = self.composite.sql("x", at).replace("%", "%%")
+            self.code = placement_sql(self.config, at, "r.score", "x")
 
     def _params(self) -> list[Any]:
         return [self.tenant, *self.user_params]
@@ -140,10 +108,11 @@ class DatabaseSweep:
     # -- dry run: decide, move nothing ------------------------------------------------------------------
 
     def preview(self) -> tuple[int, list[Change]]:
+        if self.ran_in == "python":
+            return self._preview_in_python()
         evaluated = self.store._rows(f"SELECT count(*) FROM memories x WHERE {self.scope}", self._params())[0][0]
         rows = self.store._rows(
-            f"SELECT x.seq, x.id, x.user_id, x.tier, r.score, {self.code}, "
-            f"{', '.join('x.' + c for c in RETENTION_COLUMNS)} FROM memories x "
+            f"SELECT x.seq, x.id, x.user_id, x.tier, r.score, {self.code}, {_columns('x')} FROM memories x "
             f"{_scored(self.score)} "
             f"WHERE {self.scope} AND {self.code} > {_rank('x.tier')} ORDER BY x.seq", self._params())
         return int(evaluated), self._changes(rows)
@@ -160,6 +129,27 @@ class DatabaseSweep:
         return [Change(r[1], Tier(r[3]), TIER_OF_CODE[int(r[5])], round(float(r[4]), 4), why[i])
                 for i, r in enumerate(rows)]
 
+    def _preview_in_python(self) -> tuple[int, list[Change]]:
+        """The dry run when a policy has no SQL: the scope's rows a page at a time, scored in Python."""
+        evaluated, changes, after = 0, list[Change](), LOWEST_SEQ
+        while rows := self.store._rows(
+                f"SELECT x.seq, x.id, x.user_id, x.tier, {_columns('x')} FROM memories x WHERE {self.scope} "
+                "AND x.seq > %s ORDER BY x.seq LIMIT %s", [*self._params(), after, self.batch_size]):
+            evaluated += len(rows)
+            after = int(rows[-1][0])
+            changes += self._planned(rows)[1]
+        return evaluated, changes
+
+    def _planned(self, rows: Sequence[Sequence[Any]]) -> tuple[dict[str, int], list[Change]]:
+        """The moves of rows of (seq, id, user_id, tier, *retention columns), decided in Python as the SQLite
+        sweep decides them (`store.moves.plan`): each mover's seq by id, and the changes in seq order."""
+        if not rows:
+            return {}, []
+        page = SweepRows(np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows],
+                         [r[2] for r in rows], [r[3] for r in rows], RecordBatch.from_rows([r[4:] for r in rows]))
+        moving, changes = plan(self.composite, page, self.at)
+        return {c.id: int(page.seqs[i]) for i, c in zip(moving.tolist(), changes, strict=True)}, changes
+
     # -- the real thing -------------------------------------------------------------------------------
 
     def run(self) -> tuple[int, list[Change]]:
@@ -172,7 +162,8 @@ class DatabaseSweep:
                     "LIMIT 1 FOR UPDATE SKIP LOCKED", (self.tenant, self.key)).fetchone()
                 if chunk is None:
                     return evaluated, changes
-                count, moved = self._chunk(int(chunk[0]), chunk[1])
+                chunk_of = self._chunk if self.ran_in == "database" else self._chunk_in_python
+                count, moved = chunk_of(int(chunk[0]), chunk[1])
                 self.conn.execute("UPDATE sweep_chunks SET done = true, evaluated = %s WHERE tenant = %s AND "
                                   "key = %s AND lo = %s", (count, self.tenant, self.key, chunk[0]))
             evaluated += count
@@ -203,10 +194,14 @@ class DatabaseSweep:
                 f"(ORDER BY x.seq) - 1 AS n FROM memories x WHERE {self.scope}) s WHERE n %% %s = 0) b".encode(),
                 (self.tenant, self.key, *self._params(), self.batch_size))
 
+    def _chunk_scope(self, lo: int, hi: int | None) -> tuple[str, list[Any]]:
+        """The scope of one chunk, [lo, hi), and its parameters."""
+        scope = self.scope + " AND x.seq >= %s" + (" AND x.seq < %s" if hi is not None else "")
+        return scope, [*self._params(), lo] + ([hi] if hi is not None else [])
+
     def _chunk(self, lo: int, hi: int | None) -> tuple[int, list[Change]]:
         conn = self.conn
-        scope = self.scope + " AND x.seq >= %s" + (" AND x.seq < %s" if hi is not None else "")
-        params = [*self._params(), lo] + ([hi] if hi is not None else [])
+        scope, params = self._chunk_scope(lo, hi)
         evaluated = conn.execute(f"SELECT count(*) FROM memories x WHERE {scope}".encode(), params).fetchone()
         assert evaluated is not None
         columns = ", ".join("m." + c for c in RETENTION_COLUMNS)
@@ -221,27 +216,47 @@ class DatabaseSweep:
             (self.at, *params, self.tenant)).fetchall()
         changes = self._changes(sorted(moved))
         cold = conn.execute(
-            f"SELECT x.seq, r.score, {self.code}, {', '.join('x.' + c for c in RETENTION_COLUMNS)} "
+            f"SELECT x.seq, x.id, x.user_id, x.tier, r.score, {self.code}, {_columns('x')} "
             f"FROM memories x {_scored(self.score)} "
             f"WHERE {scope} AND {self.code} = 2 ORDER BY x.seq FOR UPDATE OF x".encode(), params).fetchall()
         if cold:
-            changes += self._archive([int(r[0]) for r in cold])
+            archived = self._changes(cold)  # scored once, as the rows were locked
+            self._archive([int(r[0]) for r in cold], archived)
+            changes += archived
         self.store.insert_events(conn, self.tenant, [self.event(c, self.at) for c in changes
                                                      if c.target is not Tier.COLD])
         return int(evaluated[0]), changes
 
-    def _archive(self, seqs: list[int]) -> list[Change]:
+    def _chunk_in_python(self, lo: int, hi: int | None) -> tuple[int, list[Change]]:
+        """`_chunk` for a composite without SQL: the chunk's rows locked and read, scored in Python, then moved by
+        the statements the store's own `demote` uses and the same archive step, in the chunk's transaction."""
+        conn = self.conn
+        scope, params = self._chunk_scope(lo, hi)
+        rows = conn.execute(f"SELECT x.seq, x.id, x.user_id, x.tier, {_columns('x')} FROM memories x "
+                            f"WHERE {scope} ORDER BY x.seq FOR UPDATE OF x".encode(), params).fetchall()
+        seq_of, planned = self._planned(rows)
+        # Reported as the SQL path reports them: the in-table moves first, then the archived ones.
+        changes = [c for c in planned if c.target is not Tier.COLD]
+        if changes:
+            conn.execute("UPDATE memories m SET tier = v.tier, trashed_at = CASE WHEN v.tier = 'trash' THEN %s "
+                         "ELSE m.trashed_at END FROM unnest(%s::bigint[], %s::text[]) v(seq, tier) "
+                         "WHERE m.tenant = %s AND m.seq = v.seq",
+                         (self.at, [seq_of[c.id] for c in changes], [c.target.value for c in changes], self.tenant))
+        archived = [c for c in planned if c.target is Tier.COLD]
+        if archived:
+            self._archive([seq_of[c.id] for c in archived], archived)
+        self.store.insert_events(conn, self.tenant, [self.event(c, self.at) for c in changes])
+        return len(rows), changes + archived
+
+    def _archive(self, seqs: list[int], changes: list[Change]) -> None:
         """Write the rows bound for the cold tier to Parquet, then index them there and delete them (in the
-        chunk's transaction: they leave the table only with the commit that follows the durable file)."""
+        chunk's transaction: they leave the table only with the commit that follows the durable file).
+        `changes` are the rows' moves, already decided while the rows were locked."""
 
         rows = self.conn.execute(
-            f"SELECT {COLUMNS}, m.embedding, r.score, {placement_sql(self.config, self.at, 'r.score', 'm')}, "
-            f"{', '.join('m.' + c for c in RETENTION_COLUMNS)} FROM memories m "
-            f"{_scored(retention_sql(self.config, self.at, 'm'))} "
+            f"SELECT {COLUMNS}, m.embedding FROM memories m "
             "WHERE m.tenant = %s AND m.seq = ANY(%s) ORDER BY m.seq".encode(), (self.tenant, seqs)).fetchall()
         records = [(record_from_row(row, row[VECTOR]), int(row[0])) for row in rows]
-        changes = self._changes([(row[0], row[1], row[3], row[13], row[VECTOR + 1], row[VECTOR + 2],
-                                  *row[VECTOR + 3:]) for row in rows])
         by_id = {c.id: c for c in changes}
         groups: dict[str, list[tuple[MemoryRecord, int]]] = {}
         for record, seq in records:
@@ -252,4 +267,3 @@ class DatabaseSweep:
             self.archive.write(relative, members, self.at)
             archive_rows(self.conn, self.tenant, str(relative), [seq for _, seq in members], self.at)
             self.store.insert_events(self.conn, self.tenant, [self.event(by_id[r.id], self.at) for r, _ in members])
-        return changes

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Protocol
 
 from ebbing import validate
 from ebbing.ingest.consolidate import ConsolidationConfig, Summariser, complete, header
 from ebbing.ingest.pipeline import Draft
 from ebbing.lifecycle.archive import Archive
-from ebbing.lifecycle.sweep import archive_records
+from ebbing.lifecycle.sweep import ArchiveStore, archive_records
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, Tier, role_is_assistant, when
-from ebbing.store.base import FullStore
+from ebbing.store.base import Facts, Tiers, Views, Writes
 from ebbing.text.tokens import TokenCounter
 
 Write = Callable[[list[Draft]], tuple[list[MemoryRecord], list[Event]]]
@@ -23,9 +24,13 @@ def _clip(text: str, limit: int) -> str:
     return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
 
 
+class ConsolidationStore(Views, Facts, Writes, Tiers, ArchiveStore, Protocol):
+    """A session's unconsolidated turns, the facts that keep a turn live, and the moves to the archive."""
+
+
 class Consolidation:
-    def __init__(self, store: FullStore, archive: Archive, tenant: str, actor: str, config: ConsolidationConfig,
-                 summariser: Summariser, tokens: TokenCounter, write: Write) -> None:
+    def __init__(self, store: ConsolidationStore, archive: Archive, tenant: str, actor: str,
+                 config: ConsolidationConfig, summariser: Summariser, tokens: TokenCounter, write: Write) -> None:
         self.store, self.archive, self.tenant, self.actor = store, archive, tenant, actor
         self.config, self.summariser, self.tokens, self.write = config, summariser, tokens, write
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ebbing.errors import Conflict, NotFound
 from ebbing.lifecycle.archive import Archive
-from ebbing.lifecycle.sweep import RANK, compact, out_of_archive
+from ebbing.lifecycle.sweep import RANK, ArchiveStore, compact, out_of_archive
 from ebbing.model import Event, MemoryRecord, Tier, when
 from ebbing.retention.base import RecordBatch
 from ebbing.retention.composite import TIER_OF_CODE, Composite
-from ebbing.store.base import FullStore
+from ebbing.store.base import Listing, Tiers, Writes
 from ebbing.text.terms import terms
 
 
@@ -24,8 +24,12 @@ def _terms(record: MemoryRecord) -> list[str]:
     return terms(record.text)
 
 
+class LifecycleStore(ArchiveStore, Tiers, Writes, Listing, Protocol):
+    """What moving one record by hand needs, and the views of the lifecycle (`lifecycle.reports`) read."""
+
+
 class Lifecycle:
-    def __init__(self, store: FullStore, archive: Archive, composite: Composite, tenant: str, actor: str) -> None:
+    def __init__(self, store: LifecycleStore, archive: Archive, composite: Composite, tenant: str, actor: str) -> None:
         self.store, self.archive, self.composite = store, archive, composite
         self.tenant, self.actor = tenant, actor
 

@@ -19,13 +19,13 @@ from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ebbing.lifecycle.archive import Archive
 from ebbing.model import Event, MemoryRecord, Tier, when
 from ebbing.retention.composite import Composite
 from ebbing.retention.config import DAY, RetentionConfig
-from ebbing.store.base import FullStore, SweepRows, SweepsInDatabase
+from ebbing.store.base import ArchiveIndex, ColdReads, Meta, Reads, SweepRows, SweepsInDatabase, Tiers
 from ebbing.store.moves import Change, plan, sql_fallback
 
 RANK = {Tier.HOT: 0, Tier.WARM: 1, Tier.COLD: 2, Tier.TRASH: 3}
@@ -51,8 +51,16 @@ class SweepReport:
                 "note": self.note, "changes": [c.to_dict() for c in self.changes]}
 
 
+class ArchiveStore(Reads, ColdReads, ArchiveIndex, Protocol):
+    """What moving records into, out of and between archive files needs: the rows, the index, the intent log."""
+
+
+class SweepStore(Tiers, Meta, ArchiveStore, Protocol):
+    """What a sweep needs: pages of retention columns, moves in the store, the archive, its jitter window."""
+
+
 class Sweeper:
-    def __init__(self, store: FullStore, archive: Archive, config: RetentionConfig, tenant: str, actor: str, *,
+    def __init__(self, store: SweepStore, archive: Archive, config: RetentionConfig, tenant: str, actor: str, *,
                  composite: Composite | None = None) -> None:
         """`composite` scores the records (its own policies); by default `Composite(config)`. Its config must be
         `config`: thresholds, archive and trash limits are read from both."""
@@ -161,7 +169,7 @@ class Sweeper:
         })
 
 
-def archive_records(store: FullStore, archive: Archive, tenant: str, seqs: list[int], events: list[Event],
+def archive_records(store: ArchiveStore, archive: Archive, tenant: str, seqs: list[int], events: list[Event],
                     at: float) -> None:
     """Move live records into the archive: one file per month of creation, each noted before it is written
     and indexed in the transaction that takes its records out of the store."""
@@ -179,7 +187,7 @@ def archive_records(store: FullStore, archive: Archive, tenant: str, seqs: list[
                            [e for e in events if e.memory_id in ids], at)
 
 
-def out_of_archive(store: FullStore, archive: Archive, tenant: str, ids: list[str], target: Tier, at: float,
+def out_of_archive(store: ArchiveStore, archive: Archive, tenant: str, ids: list[str], target: Tier, at: float,
                    events: list[Event], terms_for: Any, *, rewrite: bool = True,
                    known: dict[str, MemoryRecord] | None = None) -> list[MemoryRecord]:
     """Bring archived records back into the store as `target` (warm, or trash), rewriting each file they
@@ -228,7 +236,7 @@ def out_of_archive(store: FullStore, archive: Archive, tenant: str, ids: list[st
     return moved
 
 
-def compact(store: FullStore, archive: Archive, at: float) -> int:
+def compact(store: ArchiveStore, archive: Archive, at: float) -> int:
     """Rewrite every archive file marked stale (rows revived out of it) to hold only the rows the index still
     points at, or remove it when none are left; returns how many files were compacted. Safe to kill: the
     replacement is noted 'writing' before it exists, and the stale file stays marked until it is replaced."""

@@ -207,6 +207,14 @@ class Client:
         data = self._call("GET", "/v1/forgotten", params={"since": _at(since), "until": _at(until)})
         return list(data["forgotten"])
 
+    def events(self, since: int = 0, limit: int = 100, types: list[str] | None = None) -> dict[str, Any]:
+        """The change feed after cursor `since` (`Memory.events`): {"events": [...], "next": cursor}."""
+        params: dict[str, Any] = {"since": since, "limit": limit}
+        if types is not None:
+            params["types"] = ",".join(types)
+        result: dict[str, Any] = self._call("GET", "/v1/events", params=params)
+        return result
+
     def sweep(self, at: Instant = None, dry_run: bool = False, user_id: str | None = None,
               spread: bool = False) -> dict[str, Any]:
         """The sweep report as a dict (admin keys only)."""

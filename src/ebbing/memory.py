@@ -433,6 +433,11 @@ class Memory:
         end = to_epoch(until, "until")
         return reports.forgotten(self.lifecycle, start, end)
 
+    def events(self, since: int = 0, limit: int = 100, types: Sequence[str] | None = None) -> dict[str, Any]:
+        """What happened to the tenant's records after cursor `since`, oldest first and without text (adds, moves,
+        forgets, restores, purges...: `lifecycle.reports.FEED_TYPES`); follow with `since=` the result's "next"."""
+        return reports.feed(self.lifecycle, since, limit, types)
+
     # -- internals -----------------------------------------------------------------------------------
 
     def _write(self, drafts: list[Draft], *, dedupe: bool = False) -> tuple[list[MemoryRecord], list[Event]]:

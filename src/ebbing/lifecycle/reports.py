@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ebbing import validate
+from ebbing.errors import InvalidInput
 from ebbing.lifecycle.operations import Lifecycle
-from ebbing.model import MemoryRecord, Tier
+from ebbing.model import Event, MemoryRecord, Tier
 from ebbing.retention.composite import Composite
 from ebbing.retention.config import RetentionConfig
 from ebbing.retention.explain import explain as explain_retention
@@ -47,3 +49,35 @@ def export(lifecycle: Lifecycle, user_id: str | None, embeddings: bool) -> Itera
     for file, ids in store.cold_files(tenant, user_id, every_user=user_id is None).items():
         for record in lifecycle.read_cold(Path(file), ids):
             yield record.to_dict(embedding=embeddings)
+
+
+# What a follower of the feed sees: what happened to which record, never what it said. Uses ("access") and
+# reveals are left out (an audit trail, not a change); judgement details stay in `explain`.
+FEED_TYPES = ("add", "update", "merge", "supersede", "tier", "purge", "forget_request", "pin", "unpin", "hold",
+              "release")
+FEED_DATA = ("from", "to", "policy", "superseded_by", "supersedes", "request", "fields", "user", "kind")
+
+
+def cause(event: Event) -> str:
+    """Why a record moved or went: retention or priority (a sweep), manual (forget, restore), request (a user
+    asked), recall (a use lifted it), consolidation, purge, erasure (a user's right to erasure)."""
+    if event.type == "purge":
+        return "erasure" if "user" in event.data else "purge"
+    policy = str(event.data.get("policy", ""))
+    if policy in ("manual", "request", "recall", "consolidation"):
+        return policy
+    return "priority" if event.reason.startswith("priority ") else "retention"
+
+
+def feed(lifecycle: Lifecycle, after: Any, limit: Any, types: Sequence[str] | None = None) -> dict[str, Any]:
+    """The events after cursor `after`, oldest first, and the cursor to ask with next (`Memory.events`)."""
+    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+        raise InvalidInput("since", "must be a whole number >= 0 (the `next` of the previous page)")
+    wanted = tuple(types) if types is not None else FEED_TYPES
+    if not wanted or any(t not in FEED_TYPES for t in wanted):
+        raise InvalidInput("types", f"choose from {', '.join(FEED_TYPES)}")
+    events = lifecycle.store.events_after(lifecycle.tenant, after, wanted, validate.limit(limit, maximum=1000))
+    return {"events": [{"seq": e.seq, "memory_id": e.memory_id, "type": e.type, "at": e.at.isoformat(),
+                        "actor": e.actor, **{k: e.data[k] for k in FEED_DATA if k in e.data},
+                        **({"cause": cause(e)} if e.type in ("tier", "purge") else {})} for e in events],
+            "next": max((e.seq or 0 for e in events), default=after)}

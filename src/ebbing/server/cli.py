@@ -65,6 +65,8 @@ def serve(
                                                  "HTTP, e.g. behind a TLS proxy (over HTTPS it always is); "
                                                  "also EBBING_COOKIE_SECURE=1.")]
     = False,
+    metrics: Annotated[bool, typer.Option("--metrics/--no-metrics", help="Serve Prometheus metrics at /metrics "
+                                          "(no key needed: keep it behind your proxy).")] = True,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs) and the inspector (/) over HTTP. Needs API keys
     (`ebbing keys create`) unless it listens on a loopback address."""
@@ -89,7 +91,7 @@ def serve(
     app = create_app(path, embedder=settings.embedder(), keys=settings.keys_file, limits=Limits(rate, burst, max_body),
                      sweep_every=sweep_every or None, secret_key=settings.get("secret_key") or None,
                      secure_cookies=secure_cookies or settings.cookie_secure(), archive=settings.archive,
-                     llm=OpenAIChat.from_env(settings.llm_env()))
+                     llm=OpenAIChat.from_env(settings.llm_env()), metrics_on=metrics)
     shown = next(row["value"] for row in settings.shown() if row["name"] == "db")  # without a URL's password
     mode = "keys required" if configured else "open: no keys yet, loopback only"
     print(f"ebbing serving {shown} on http://{host}:{port} ({mode})", flush=True)
@@ -170,6 +172,8 @@ def worker(
     rounds: Annotated[int | None, typer.Option("--rounds", help="Stop after this many rounds (default: "
                                                 "never).")] = None,
     db: DbOpt = None,
+    metrics_port: Annotated[int | None, typer.Option("--metrics-port", help="Serve Prometheus metrics at "
+                                                     "http://127.0.0.1:PORT/metrics.", min=1, max=65535)] = None,
 ) -> None:
     """Sweep every tenant with a live key on a schedule, as a process of its own (run `ebbing serve
     --sweep-every 0` beside it)."""
@@ -188,7 +192,7 @@ def worker(
 
     store = KeyStore(settings.keys_file)
     try:
-        work(store, open_memory, every, rounds,
-             on_report=lambda tenant, report: _summary(tenant, report.to_dict()))
+        work(store, open_memory, every, rounds, on_report=lambda tenant, report: _summary(tenant, report.to_dict()),
+             metrics_port=metrics_port)
     finally:
         store.close()

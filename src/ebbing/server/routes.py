@@ -146,6 +146,16 @@ def forgotten(mem: Mem, since: AtQuery = None, until: AtQuery = None) -> dict[st
     return {"forgotten": mem.forgotten(since, until)}
 
 
+@router.get("/events", summary="The change feed: what happened to records after a cursor, without text")
+def events(
+    mem: Mem,
+    since: Annotated[int, Query(ge=0, description="The `next` of the previous page (0: from the start).")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000, description="At most this many events.")] = 100,
+    types: Annotated[str | None, Query(description="Comma list of event types (default: every change).")] = None,
+) -> dict[str, Any]:
+    return mem.events(since, limit, [t.strip() for t in types.split(",")] if types is not None else None)
+
+
 @router.post("/sweep", summary="Score every record and move each to the tier it earns (admin)")
 def sweep(who: Admin, mem: Mem, body: SweepBody | None = None) -> dict[str, Any]:
     body = body or SweepBody()

@@ -13,12 +13,14 @@ import random
 import time
 from collections.abc import Callable
 
+from prometheus_client import start_http_server
 from starlette.concurrency import run_in_threadpool
 
 from ebbing.errors import EbbingError
 from ebbing.lifecycle.sweep import SweepReport
 from ebbing.memory import Memory
 from ebbing.server.keys import KeyStore
+from ebbing.server.metrics import Metrics
 from ebbing.server.tenancy import Server
 
 log = logging.getLogger("ebbing.server.sweeper")
@@ -40,7 +42,10 @@ async def sweep_round(server: Server) -> dict[str, SweepReport]:
     for tenant in tenants_to_sweep(server.keys, server.tenants.opened()):
         try:
             memory = await run_in_threadpool(server.tenants.memory, tenant)
+            started = time.perf_counter()
             reports[tenant] = await run_in_threadpool(memory.sweep)  # under the tenant's lock, as requests are
+            if server.metrics is not None:
+                server.metrics.swept(tenant, reports[tenant], time.perf_counter() - started)
         except EbbingError as exc:  # one tenant's failure must not stop the others' sweeps
             log.error("sweep of tenant %s failed: %s", tenant, exc)
             continue
@@ -56,10 +61,16 @@ async def sweep_forever(server: Server, every: float, seed: int | None = None) -
 
 
 def work(keys: KeyStore, open_memory: Callable[[str], Memory], every: float, rounds: int | None = None,
-         seed: int | None = None, on_report: Callable[[str, SweepReport], None] | None = None) -> None:
-    """The separate worker: sweep every tenant, wait a jittered `every`, again (`rounds` times, or forever)."""
+         seed: int | None = None, on_report: Callable[[str, SweepReport], None] | None = None,
+         metrics_port: int | None = None, metrics_host: str = "127.0.0.1") -> None:
+    """The separate worker: sweep every tenant, wait a jittered `every`, again (`rounds` times, or forever).
+    With `metrics_port`, Prometheus metrics are served at http://metrics_host:metrics_port/metrics."""
     rng = random.Random(seed)
     memories: dict[str, Memory] = {}
+    metrics = None
+    if metrics_port is not None:  # a scrape reads the stores from the exporter's thread; their calls are locked
+        metrics = Metrics(lambda: dict(memories))
+        start_http_server(metrics_port, addr=metrics_host, registry=metrics.registry)
     done = 0
     try:
         while rounds is None or done < rounds:
@@ -67,7 +78,10 @@ def work(keys: KeyStore, open_memory: Callable[[str], Memory], every: float, rou
                 try:
                     if tenant not in memories:
                         memories[tenant] = open_memory(tenant)
+                    started = time.perf_counter()
                     report = memories[tenant].sweep()
+                    if metrics is not None:
+                        metrics.swept(tenant, report, time.perf_counter() - started)
                 except EbbingError as exc:  # a database restart fails this sweep; the next round reconnects
                     log.error("sweep of tenant %s failed: %s", tenant, exc)
                     continue

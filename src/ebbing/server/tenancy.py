@@ -18,6 +18,7 @@ sits behind its own lock, because a model is not known to be safe to call from t
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast
@@ -30,6 +31,7 @@ from ebbing.memory import Memory
 from ebbing.server.errors import Forbidden, RateLimited, Unauthorized
 from ebbing.server.keys import KeyInfo, KeyStore
 from ebbing.server.limits import Limits, RateLimiter, bearer
+from ebbing.server.metrics import Metrics
 
 COOKIE = "ebbing_session"  # an opaque session id, never the key
 LEGACY_COOKIE = "ebbing_key"  # older servers kept the key itself here: it is ignored, and cleared at login
@@ -45,17 +47,24 @@ class Principal:
 
 
 class LockedEmbedder:
-    """An embedder shared by every tenant's `Memory`, one call at a time."""
+    """An embedder shared by every tenant's `Memory`, one call at a time. `observe(texts, waited, took)` hears
+    of each call: how many texts, how long it waited for the model, how long the model took (metrics)."""
 
-    def __init__(self, inner: Embedder) -> None:
+    def __init__(self, inner: Embedder, observe: Callable[[int, float, float], None] | None = None) -> None:
         self.inner = inner
         self.name = inner.name
         self.dimensions = inner.dimensions
+        self.observe = observe
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        asked = time.perf_counter()
         with self._lock:
-            return self.inner.embed(texts, query=query)
+            started = time.perf_counter()
+            vectors = self.inner.embed(texts, query=query)
+        if self.observe is not None:
+            self.observe(len(texts), started - asked, time.perf_counter() - started)
+        return vectors
 
 
 class Serialised:
@@ -101,6 +110,11 @@ class Tenants:
         with self._opening:
             return sorted(self._memories)
 
+    def open_ones(self) -> dict[str, Memory]:
+        """Every tenant opened so far, by name (each call holds the tenant's lock); opens nothing."""
+        with self._opening:
+            return {t: cast(Memory, Serialised(m, self._locks[t])) for t, m in self._memories.items()}
+
     def close(self) -> None:
         with self._opening:
             for tenant, memory in self._memories.items():
@@ -118,6 +132,7 @@ class Server:
     limits: Limits
     limiter: RateLimiter
     secure_cookies: bool = False  # mark the session cookie Secure even on plain HTTP (TLS ends before us)
+    metrics: Metrics | None = None  # Prometheus series (server/metrics.py); None: /metrics is off
 
     def body_limit(self, headers: dict[str, str]) -> int:
         """The body limit of the caller in these headers: their key's own if it checks out, else the default

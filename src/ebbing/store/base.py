@@ -156,6 +156,10 @@ class Listing(Protocol):
 
     def events_since(self, tenant: str, types: Sequence[str], since: float) -> list[Event]: ...
 
+    def events_after(self, tenant: str, after: int, types: Sequence[str], limit: int) -> list[Event]:
+        """Events of these types with a sequence number above `after`, in order: a feed another system follows
+        with the last number it saw as its cursor."""
+
 
 class Facts(Protocol):
     """Facts and their timelines."""

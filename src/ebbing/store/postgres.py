@@ -726,6 +726,12 @@ class PostgresStore:
                           (tenant, list(types), since))
         return _events(rows)
 
+    def events_after(self, tenant: str, after: int, types: Sequence[str], limit: int) -> list[Event]:
+        rows = self._rows("SELECT seq, memory_id, type, at, actor, reason, data FROM events "
+                          "WHERE tenant = %s AND seq > %s AND type = ANY(%s) ORDER BY seq LIMIT %s",
+                          (tenant, after, list(types), limit))
+        return _events(rows)
+
     def close(self) -> None:
         with self._lock, self._reader_lock:
             for link in (self._reader, self._main, self._sweeper):

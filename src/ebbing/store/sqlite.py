@@ -833,6 +833,16 @@ class SQLiteStore:
         return [Event(memory_id=r[1], type=r[2], at=when(r[3]), actor=r[4], reason=r[5], data=json.loads(r[6]),
                       seq=r[0]) for r in rows]
 
+    def events_after(self, tenant: str, after: int, types: Sequence[str], limit: int) -> list[Event]:
+        marks = ", ".join("?" * len(types))
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, memory_id, type, at, actor, reason, data FROM events "
+                f"WHERE tenant = ? AND seq > ? AND type IN ({marks}) ORDER BY seq LIMIT ?",
+                (tenant, after, *types, limit)).fetchall()
+        return [Event(memory_id=r[1], type=r[2], at=when(r[3]), actor=r[4], reason=r[5], data=json.loads(r[6]),
+                      seq=r[0]) for r in rows]
+
     def close(self) -> None:
         self._scan_pool.shutdown(wait=True)
         with self._lock, self._reader_lock:

@@ -183,3 +183,34 @@ def test_load_search_pin_forget_restore_erase_in_chromium(served: tuple[str, See
             expect(page).to_have_url(base + "/inspector/login")
         finally:
             browser.close()
+
+
+def test_the_api_docs_render_offline_in_chromium(served: tuple[str, Seeded, str]) -> None:
+    """`/docs` loads Swagger UI from the server itself: with every other host refused, the operations render and
+    the page's policy blocks nothing it needs."""
+    base, _, _ = served
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            page = browser.new_page()
+            elsewhere: list[str] = []
+
+            def only_here(route: sync_api.Route) -> None:
+                if route.request.url.startswith(base):
+                    route.continue_()
+                else:  # a CDN, a font host: the offline docs must not need them
+                    elsewhere.append(route.request.url)
+                    route.abort()
+
+            page.route("**/*", only_here)
+            blocked: list[str] = []
+            page.on("console", lambda message: blocked.append(message.text)
+                    if "Content Security Policy" in message.text else None)
+            answer = page.goto(base + "/docs")
+            assert answer is not None and "script-src 'self';" in answer.headers["content-security-policy"]
+            sync_api.expect(page.locator(".opblock-summary-path", has_text="/v1/events")).to_have_count(1,
+                                                                                                     timeout=15_000)
+            assert page.locator(".opblock").count() > 20
+            assert elsewhere == [] and blocked == []
+        finally:
+            browser.close()

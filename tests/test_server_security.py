@@ -198,9 +198,15 @@ def test_every_answer_carries_the_security_headers(site: Site, http: TestClient)
         assert "frame-ancestors 'none'" in got["content-security-policy"] and "unsafe" not in headers.CSP
         assert (got["x-frame-options"], got["x-content-type-options"], got["referrer-policy"]) == (
             "DENY", "nosniff", "same-origin"), name
-    docs = http.get("/docs")  # Swagger UI: a CDN and an inline script, so only the framing rule
-    assert docs.status_code == 200 and docs.headers["content-security-policy"] == "frame-ancestors 'none'"
+    docs = http.get("/docs")  # Swagger UI from installed files: no CDN, no inline script (server/docs.py)
+    assert docs.status_code == 200 and docs.headers["content-security-policy"] == headers.DOCS_CSP
+    assert "<script>" not in docs.text and "cdn" not in docs.text.lower()
+    assert "'unsafe-inline'" not in headers.DOCS_CSP.split("script-src")[1].split(";")[0]
     assert docs.headers["x-frame-options"] == "DENY"
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "docs.js"):
+        assert http.get(f"/docs/assets/{asset}").status_code == 200
+    assert http.get("/docs/assets/../../app.py").status_code == 404
+    assert http.get("/redoc").status_code == 404  # FastAPI's ReDoc page loads from a CDN: not served
 
 
 def test_the_pages_need_nothing_the_policy_forbids(site: Site, http: TestClient) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRAS_ONLY = ("fastapi", "uvicorn", "jinja2", "prometheus_client", "mcp", "psycopg", "pgserver", "matplotlib", "numba",
-               "langgraph", "langchain_core")
+EXTRAS_ONLY = ("fastapi", "uvicorn", "jinja2", "prometheus_client", "fastapi_offline", "mcp", "psycopg", "pgserver",
+               "matplotlib", "numba", "langgraph", "langchain_core")
 
 
 def _uv() -> list[str]:

@@ -1,7 +1,7 @@
 """The optional parts of Ebbing and what each needs. The core install (`pip install ebbing`) is the library,
 the CLI, the SQLite store, the offline embedder and the Parquet archive; the rest comes with an extra:
 
-    server     REST server, inspector, worker    fastapi, uvicorn, jinja2, prometheus-client
+    server     REST server, inspector, worker    fastapi, uvicorn, jinja2, prometheus-client, fastapi-offline
     mcp        `ebbing mcp`                        mcp
     postgres   PostgreSQL + pgvector store        psycopg (pgserver: a local server for tests and benchmarks)
     langchain  LangChain / LangGraph adapters     langchain-core, langgraph
@@ -18,7 +18,7 @@ from importlib.util import find_spec
 from ebbing.errors import MissingExtra
 
 MODULES = {
-    "server": ("fastapi", "uvicorn", "jinja2", "prometheus_client"),
+    "server": ("fastapi", "uvicorn", "jinja2", "prometheus_client", "fastapi_offline"),
     "mcp": ("mcp",),
     "postgres": ("psycopg",),
     "langchain": ("langchain_core", "langgraph"),

@@ -24,7 +24,7 @@ from ebbing.embed.base import Embedder
 from ebbing.errors import InvalidInput
 from ebbing.llm.base import LLM
 from ebbing.memory import Memory
-from ebbing.server import errors, inspector
+from ebbing.server import docs, errors, inspector
 from ebbing.server.headers import SecurityHeaders
 from ebbing.server.keys import KeyStore, keys_path
 from ebbing.server.limits import BodyLimit, Limits, RateLimiter
@@ -89,14 +89,14 @@ def create_app(
             server.tenants.close()
             server.keys.close()
 
-    app = FastAPI(title="Ebbing", version=version("ebbing"), lifespan=lifespan,
+    app = FastAPI(title="Ebbing", version=version("ebbing"), lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Long-term memory for AI agents that forgets the way people do. Every /v1 route "
                               "needs `Authorization: Bearer <key>` (see `ebbing keys create`).")
     app.state.ebbing = server
     errors.install(app)
     app.add_middleware(BodyLimit, limit_for=server.body_limit)
     # Added last, so it wraps the body limit too: a 413 carries the headers like any other answer.
-    app.add_middleware(SecurityHeaders, docs=(app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url))
+    app.add_middleware(SecurityHeaders, docs=("/docs",))
     if metrics is not None:  # outermost: a request's time includes the body limit and the headers
         app.add_middleware(RequestTimer, metrics=metrics)
 
@@ -110,5 +110,6 @@ def create_app(
         return {"status": "ok"}
 
     app.include_router(router)
+    app.include_router(docs.router("Ebbing"))  # Swagger UI from installed files, no CDN (server/docs.py)
     app.include_router(inspector.router)  # the web inspector at /
     return app

@@ -4,8 +4,8 @@ and run nothing but their own stylesheet and script.
 The Content-Security-Policy fits what the inspector loads: `/inspector/static/inspector.css` and
 `inspector.js`, inline SVG charts (presentation attributes, no `style`), forms that post to this site. No
 inline script or style anywhere, so neither `'unsafe-inline'` nor a nonce is needed. JSON answers get the
-same policy (harmless: nothing in them runs). FastAPI's own docs pages (`/docs`, `/redoc`) load Swagger UI
-and ReDoc from a CDN and start them with an inline script, so they get only `frame-ancestors 'none'`.
+same policy (harmless: nothing in them runs). `/docs` (Swagger UI, from installed files: server/docs.py) gets
+`DOCS_CSP`, which allows the style attributes and data: icons Swagger UI draws with, and no inline script.
 
 `Referrer-Policy: same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with a
 form's POST, which `inspector.same_origin` would refuse as another site.
@@ -20,7 +20,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
-DOCS_CSP = "frame-ancestors 'none'"
+DOCS_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+            "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",

@@ -19,7 +19,7 @@ from ebbing import Memory, Tier
 from ebbing.embed.hashing import HashEmbedder
 
 EBBING = str(Path(sys.executable).with_name("ebbing"))
-TOOLS = {"remember", "recall", "context", "forget", "forget_matching", "pin", "timeline", "explain"}
+TOOLS = {"remember", "recall", "context", "forget", "forget_matching", "pin", "feedback", "timeline", "explain"}
 
 
 def serve(tmp_path: Path, *args: str, test: Callable[[ClientSession], Awaitable[None]], embedder: str = "hash") -> None:

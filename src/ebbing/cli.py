@@ -216,6 +216,21 @@ def pin(memory_id: IdArg, at: AtOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
+def feedback(
+    memory_id: IdArg,
+    useful: Annotated[bool, typer.Option("--useful/--not-useful", help="Whether the memory helped.")],
+    at: AtOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Say whether a memory helped: useful reinforces it like a recall, not useful lets it fade sooner."""
+    with _memory() as mem:
+        record = mem.feedback(memory_id, useful, at=at)
+    _print_json(record.to_dict()) if as_json else out.print(
+        f"{record.id}: {'useful' if useful else 'not useful'} (uses {record.access_count}, importance "
+        f"{record.importance:.2f}, {record.tier.value})", markup=False, highlight=False)
+
+
+@app.command()
 def unpin(memory_id: IdArg, at: AtOpt = None, as_json: JsonOpt = False) -> None:
     """Unpin a memory: it fades like any other again."""
     with _memory() as mem:
@@ -779,7 +794,7 @@ def mcp_(
 ) -> None:
     """Serve the memory to MCP clients (Claude Desktop, Claude Code, Cursor) over stdio.
 
-    Tools: remember, recall, context, forget, forget_matching, pin, timeline, explain.
+    Tools: remember, recall, context, forget, forget_matching, pin, feedback, timeline, explain.
 
     Settings come from the same options, environment and config.toml as every command (`ebbing config`).
     """

@@ -149,6 +149,9 @@ class Client:
     def pin(self, memory_id: str, at: Instant = None) -> MemoryRecord:
         return self._record("POST", memory_id, "pin", {"at": _at(at)})
 
+    def feedback(self, memory_id: str, useful: bool, at: Instant = None) -> MemoryRecord:
+        return self._record("POST", memory_id, "feedback", {"useful": useful, "at": _at(at)})
+
     def unpin(self, memory_id: str, at: Instant = None) -> MemoryRecord:
         return self._record("POST", memory_id, "unpin", {"at": _at(at)})
 

@@ -203,6 +203,21 @@ class Tools:
 
         return self.call(body)
 
+    def feedback(
+        self,
+        memory_id: Annotated[str, Field(description="The id of a memory `recall` or `context` gave you.")],
+        useful: Annotated[bool, Field(description="True if it helped with the task, false if it was beside the "
+                                              "point or wrong.")],
+    ) -> dict[str, Any]:
+        """Say whether a recalled memory helped: a useful one is kept longer (as if recalled again), one that
+        was not useful fades sooner. Call it after using `recall` results, once per memory you judged."""
+
+        def body() -> dict[str, Any]:
+            self.owned(memory_id)
+            return record_view(self.memory.feedback(memory_id, useful))
+
+        return self.call(body)
+
     def pin(
         self,
         memory_id: Annotated[str, Field(description="The id of the memory, from `recall` or `remember`.")],
@@ -246,7 +261,7 @@ class Tools:
         return self.call(body)
 
 
-TOOL_NAMES = ("remember", "recall", "context", "forget", "forget_matching", "pin", "timeline", "explain")
+TOOL_NAMES = ("remember", "recall", "context", "forget", "forget_matching", "pin", "feedback", "timeline", "explain")
 
 
 def build_server(memory: Memory, user: str | None = None) -> MCPServer:

@@ -26,7 +26,6 @@ from ebbing.ingest.forget_request import detect as detect_forget_request
 from ebbing.ingest.guard import SecretBox, pseudonym, redact
 from ebbing.ingest.imports import ImportReport, import_file
 from ebbing.ingest.pipeline import Draft, Ingest, IngestConfig
-from ebbing.judgement.sameness import SamenessModel
 from ebbing.lifecycle import reports
 from ebbing.lifecycle.archive import Archive
 from ebbing.lifecycle.consolidation import Consolidation
@@ -164,15 +163,6 @@ class Memory:
     def succession(self, config: SuccessionConfig) -> None:
         self.ranker.succession = config
 
-    @property
-    def sameness(self) -> SamenessModel:
-        """The pair model ranking asks whether two hits state one attribute (`ebbing.judgement.sameness`)."""
-        return self.ranker.sameness
-
-    @sameness.setter
-    def sameness(self, model: SamenessModel) -> None:
-        self.ranker.sameness = model
-
     # -- writing -------------------------------------------------------------------------------------
 
     def add(
@@ -247,10 +237,15 @@ class Memory:
                        to_epoch(at), self.secret_box, self.actor)
 
     def pin(self, memory_id: str, at: Instant = None) -> MemoryRecord:
-        return self._set_flag(memory_id, "pinned", True, "pin", at)
+        return self.lifecycle.set_flag(_id(memory_id), "pinned", True, "pin", to_epoch(at))
 
     def unpin(self, memory_id: str, at: Instant = None) -> MemoryRecord:
-        return self._set_flag(memory_id, "pinned", False, "unpin", at)
+        return self.lifecycle.set_flag(_id(memory_id), "pinned", False, "unpin", to_epoch(at))
+
+    def feedback(self, memory_id: str, useful: bool, at: Instant = None) -> MemoryRecord:
+        """Whether a recalled record helped: useful reinforces it like a recall, not useful makes it fade sooner
+        (`Lifecycle.feedback`); `explain` counts both."""
+        return self.lifecycle.feedback(_id(memory_id), validate.flag(useful, "useful"), to_epoch(at))
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -442,9 +437,6 @@ class Memory:
 
     def _write(self, drafts: list[Draft], *, dedupe: bool = False) -> tuple[list[MemoryRecord], list[Event]]:
         return self.ingest.write(drafts, self.tenant, self.get, dedupe=dedupe)
-
-    def _set_flag(self, memory_id: str, name: str, value: bool, event: str, at: Instant) -> MemoryRecord:
-        return self.lifecycle.set_flag(_id(memory_id), name, value, event, to_epoch(at))
 
     def _rank_for_forget(self, query: str, scope: Scope, limit: int, now: float) -> list[Hit]:
         return self.ranker.rank(query, scope, limit, None, now, include_cold=True)

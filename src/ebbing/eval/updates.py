@@ -213,7 +213,7 @@ def run(cases: Sequence[Case], embedder: Embedder, *, on_case: Callable[[], None
     with tempfile.TemporaryDirectory(prefix="ebbing-updates-", dir=folder) as tmp, \
             Memory(Path(tmp) / "updates.db", embedder=cache, archive=Path(tmp) / "archive") as mem:
         if model is not None:  # ranking and the write-time judge both ask it
-            mem.sameness = mem.ingest.sameness = model
+            mem.ranker.sameness = mem.ingest.sameness = model
         for case in cases:
             outcomes.append(judge_case(mem, case))
             if on_case:

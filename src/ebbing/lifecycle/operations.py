@@ -7,6 +7,7 @@ archive (cold), the trash, or nowhere (purged).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -18,6 +19,8 @@ from ebbing.retention.base import RecordBatch
 from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.store.base import Listing, Tiers, Writes
 from ebbing.text.terms import terms
+
+NOT_USEFUL_IMPORTANCE = 0.1  # what one "not useful" takes off a record's importance (salience stretches stability)
 
 
 def _terms(record: MemoryRecord) -> list[str]:
@@ -128,6 +131,23 @@ class Lifecycle:
             setattr(record, name, value)
             record.updated_at = when(at)
             self.store.replace(record, None, [event])
+        return self.require(memory_id)
+
+    def feedback(self, memory_id: str, useful: bool, at: float) -> MemoryRecord:
+        """The agent's word on whether a record helped. Useful counts as a use, as a recall does (its stability
+        grows, its decay starts again, it rises to the tier it now earns); not useful takes one use back and
+        lowers its importance by `NOT_USEFUL_IMPORTANCE`, so it fades sooner. Audited as a "feedback" event."""
+        record = self.require(memory_id)
+        if record.tier not in (Tier.HOT, Tier.WARM):
+            raise Conflict(f"{memory_id} is in the {record.tier.value} tier; restore it before giving feedback")
+        event = Event(memory_id, "feedback", when(at), self.actor, "useful" if useful else "not useful",
+                      {"useful": useful})
+        if useful:
+            self.store.reinforce(self.tenant, memory_id, 1, at, [event])
+            self.lift([self.require(memory_id)], at)
+        else:
+            self.store.replace(replace(record, access_count=max(record.access_count - 1, 0), updated_at=when(at),
+                                       importance=max(record.importance - NOT_USEFUL_IMPORTANCE, 0.0)), None, [event])
         return self.require(memory_id)
 
     def lift(self, records: Sequence[MemoryRecord], at: float) -> dict[str, Tier]:

@@ -26,6 +26,8 @@ def explain(lifecycle: Lifecycle, record: MemoryRecord, composite: Composite, co
                          "superseded_by") if k in e.data}}
                          for e in history if "judged" in e.data or "judgement" in e.data]
     out["salience"] = next((e.data.get("salience") for e in history if e.type == "add"), None)
+    said = [bool(e.data.get("useful")) for e in history if e.type == "feedback"]
+    out["feedback"] = {"useful": sum(said), "not_useful": len(said) - sum(said)}
     return out
 
 
@@ -54,8 +56,8 @@ def export(lifecycle: Lifecycle, user_id: str | None, embeddings: bool) -> Itera
 # What a follower of the feed sees: what happened to which record, never what it said. Uses ("access") and
 # reveals are left out (an audit trail, not a change); judgement details stay in `explain`.
 FEED_TYPES = ("add", "update", "merge", "supersede", "tier", "purge", "forget_request", "pin", "unpin", "hold",
-              "release")
-FEED_DATA = ("from", "to", "policy", "superseded_by", "supersedes", "request", "fields", "user", "kind")
+              "release", "feedback")
+FEED_DATA = ("from", "to", "policy", "superseded_by", "supersedes", "request", "fields", "user", "kind", "useful")
 
 
 def cause(event: Event) -> str:

@@ -22,6 +22,11 @@ class AtBody(Body):
     at: At = _AT
 
 
+class FeedbackBody(Body):
+    useful: bool
+    at: At = _AT
+
+
 class AddBody(Body):
     text: str
     user_id: str | None = None

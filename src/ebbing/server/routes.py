@@ -18,6 +18,7 @@ from ebbing.server.models import (
     AddBody,
     AtBody,
     ContextBody,
+    FeedbackBody,
     ForgetBody,
     ForgetMatchingBody,
     SearchBody,
@@ -81,6 +82,12 @@ def restore(memory_id: str, mem: Mem, body: AtBody | None = None) -> dict[str, A
 @router.post("/memories/{memory_id}/pin", responses=_NOT_FOUND, summary="Pin: never forgotten")
 def pin(memory_id: str, mem: Mem, body: AtBody | None = None) -> dict[str, Any]:
     return mem.pin(memory_id, at=_at(body)).to_dict()
+
+
+@router.post("/memories/{memory_id}/feedback", responses=_NOT_FOUND,
+             summary="Whether a recalled memory helped: useful reinforces it, not useful lets it fade sooner")
+def feedback(memory_id: str, mem: Mem, body: FeedbackBody) -> dict[str, Any]:
+    return mem.feedback(memory_id, body.useful, at=body.at).to_dict()
 
 
 @router.post("/memories/{memory_id}/unpin", responses=_NOT_FOUND, summary="Unpin")

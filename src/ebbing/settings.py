@@ -54,6 +54,9 @@ SETTINGS = (
             "LLM to classify, extract facts and summarise)"),
     Setting("llm_base_url", "EBBING_LLM_BASE_URL", "base URL of that endpoint"),
     Setting("llm_api_key", "EBBING_LLM_API_KEY", "its API key", secret=True),
+    Setting("webhook_url", "EBBING_WEBHOOK_URL", "http(s) URL that `serve` and `worker` POST the change feed to "
+            "(signed with webhook_secret; docs/serving.md)"),
+    Setting("webhook_secret", "EBBING_WEBHOOK_SECRET", "the HMAC key of the webhook's signature", secret=True),
     Setting("cookie_secure", "EBBING_COOKIE_SECURE", "1: the inspector's cookie is Secure even on plain HTTP "
             "(as `serve --secure-cookies`)", flag="--secure-cookies"),
 )

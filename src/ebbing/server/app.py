@@ -30,8 +30,9 @@ from ebbing.server.keys import KeyStore, keys_path
 from ebbing.server.limits import BodyLimit, Limits, RateLimiter
 from ebbing.server.metrics import Metrics, RequestTimer
 from ebbing.server.routes import router
-from ebbing.server.sweeper import sweep_forever
+from ebbing.server.sweeper import deliver_forever, sweep_forever
 from ebbing.server.tenancy import LockedEmbedder, Server, Tenants
+from ebbing.server.webhooks import Deliverer, Webhook
 from ebbing.store.location import is_postgres_url
 
 
@@ -49,6 +50,8 @@ def create_app(
     archive: str | Path | None = None,
     llm: LLM | None = None,
     metrics_on: bool = True,
+    webhook: Webhook | None = None,
+    webhook_every: float = 5.0,
 ) -> FastAPI:
     """The app for the store at `db` (default `$EBBING_HOME/ebbing.db`).
 
@@ -56,7 +59,8 @@ def create_app(
     `sweep_every` (seconds) turns on background sweeps, off when None; `clock` drives the rate limiter;
     `secure_cookies` marks the inspector's session cookie Secure even on plain HTTP (behind a TLS proxy that
     uvicorn does not trust with X-Forwarded-Proto); over HTTPS it is Secure anyway. `metrics_on` serves
-    Prometheus metrics at /metrics (server/metrics.py).
+    Prometheus metrics at /metrics (server/metrics.py); `webhook` gets the change feed every `webhook_every`
+    seconds (server/webhooks.py).
     """
     # A postgresql:// URL stays a string; anything else is a SQLite file (docs/scaling.md).
     path: str | Path = str(db) if is_postgres_url(db) else Path(db) if db is not None else default_db()
@@ -78,14 +82,19 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        task = asyncio.create_task(sweep_forever(server, sweep_every, seed)) if sweep_every else None
+        tasks = [asyncio.create_task(sweep_forever(server, sweep_every, seed))] if sweep_every else []
+        deliverer = Deliverer(webhook, server.keys) if webhook is not None else None
+        if deliverer is not None:
+            tasks.append(asyncio.create_task(deliver_forever(deliverer, server, webhook_every)))
         try:
             yield
         finally:
-            if task is not None:
+            for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            if deliverer is not None:
+                deliverer.close()
             server.tenants.close()
             server.keys.close()
 

@@ -10,13 +10,16 @@ import ipaddress
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ebbing.errors import InvalidInput
 from ebbing.extras import require
 from ebbing.settings import Settings, from_command
+
+if TYPE_CHECKING:
+    from ebbing.server.webhooks import Webhook
 
 keys_app = typer.Typer(help="API keys for `ebbing serve`: each belongs to one tenant and has a role (agent or "
                        "admin). Only a hash is kept; a key is shown once, when it is created.",
@@ -29,6 +32,21 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 def _settings(db: str | None) -> Settings:
     return from_command(db=db)
+
+
+def _webhook(settings: Settings) -> Webhook | None:
+    """The webhook the settings name, if any (EBBING_WEBHOOK_URL, EBBING_WEBHOOK_SECRET): checked before serving."""
+    from ebbing.server.webhooks import Webhook
+
+    url = settings.get("webhook_url")
+    if not url:
+        return None
+    if not url.startswith(("http://", "https://")):
+        raise InvalidInput("EBBING_WEBHOOK_URL", "must be an http:// or https:// URL")
+    secret = settings.get("webhook_secret")
+    if not secret or len(secret) < 16:
+        raise InvalidInput("EBBING_WEBHOOK_SECRET", "must be set, at least 16 characters, when a webhook URL is")
+    return Webhook(url, secret)
 
 
 def _keys_file(db: str | None) -> Path:
@@ -67,6 +85,8 @@ def serve(
     = False,
     metrics: Annotated[bool, typer.Option("--metrics/--no-metrics", help="Serve Prometheus metrics at /metrics "
                                           "(no key needed: keep it behind your proxy).")] = True,
+    webhook_every: Annotated[float, typer.Option("--webhook-every", help="Seconds between pushes of the change "
+                                                 "feed to EBBING_WEBHOOK_URL, when it is set.", min=0.1)] = 5.0,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs) and the inspector (/) over HTTP. Needs API keys
     (`ebbing keys create`) unless it listens on a loopback address."""
@@ -91,7 +111,8 @@ def serve(
     app = create_app(path, embedder=settings.embedder(), keys=settings.keys_file, limits=Limits(rate, burst, max_body),
                      sweep_every=sweep_every or None, secret_key=settings.get("secret_key") or None,
                      secure_cookies=secure_cookies or settings.cookie_secure(), archive=settings.archive,
-                     llm=OpenAIChat.from_env(settings.llm_env()), metrics_on=metrics)
+                     llm=OpenAIChat.from_env(settings.llm_env()), metrics_on=metrics, webhook=_webhook(settings),
+                     webhook_every=webhook_every)
     shown = next(row["value"] for row in settings.shown() if row["name"] == "db")  # without a URL's password
     mode = "keys required" if configured else "open: no keys yet, loopback only"
     print(f"ebbing serving {shown} on http://{host}:{port} ({mode})", flush=True)
@@ -181,18 +202,23 @@ def worker(
     from ebbing.memory import Memory
     from ebbing.server.keys import KeyStore
     from ebbing.server.sweeper import work
+    from ebbing.server.webhooks import Deliverer
 
     if every <= 0:
         raise InvalidInput("every", "must be > 0 seconds")
     settings = _settings(db)
     embedder = settings.embedder()
+    hook = _webhook(settings)
 
     def open_memory(tenant: str) -> Memory:
         return settings.memory("worker", tenant=tenant, embedder=embedder)
 
     store = KeyStore(settings.keys_file)
+    deliverer = Deliverer(hook, store) if hook is not None else None
     try:
         work(store, open_memory, every, rounds, on_report=lambda tenant, report: _summary(tenant, report.to_dict()),
-             metrics_port=metrics_port)
+             metrics_port=metrics_port, deliverer=deliverer)
     finally:
+        if deliverer is not None:
+            deliverer.close()
         store.close()

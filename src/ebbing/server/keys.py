@@ -95,6 +95,16 @@ def key_id_of(key: str) -> str | None:
     return key_id
 
 
+_CURSORS = """
+CREATE TABLE IF NOT EXISTS webhook_cursors (
+    tenant TEXT NOT NULL,
+    hook TEXT NOT NULL,         -- sha256 of the webhook's URL: which receiver this position is for
+    seq INTEGER NOT NULL,       -- the last change-feed event the receiver acknowledged
+    PRIMARY KEY (tenant, hook)
+)
+"""
+
+
 class KeyStore:
     """Thread-safe (one connection behind a lock); other processes may add or revoke keys meanwhile."""
 
@@ -109,6 +119,7 @@ class KeyStore:
         self._connection: sqlite3.Connection | None = None
         self._conn.execute(_SCHEMA)
         self._conn.execute(_SESSIONS)
+        self._conn.execute(_CURSORS)
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -117,6 +128,18 @@ class KeyStore:
             self._connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
             self._connection.execute("PRAGMA journal_mode = WAL")
         return self._connection
+
+    def delivered(self, tenant: str, url: str) -> int:
+        """The change-feed position a webhook receiver acknowledged last (0: nothing yet)."""
+        with self._lock:
+            row = self._conn.execute("SELECT seq FROM webhook_cursors WHERE tenant = ? AND hook = ?",
+                                     (tenant, _hash(url))).fetchone()
+        return int(row[0]) if row else 0
+
+    def set_delivered(self, tenant: str, url: str, seq: int) -> None:
+        with self._lock:
+            self._conn.execute("INSERT INTO webhook_cursors VALUES (?, ?, ?) ON CONFLICT (tenant, hook) DO UPDATE "
+                               "SET seq = max(seq, excluded.seq)", (tenant, _hash(url), seq))
 
     def close(self) -> None:
         with self._lock:

@@ -22,6 +22,7 @@ from ebbing.memory import Memory
 from ebbing.server.keys import KeyStore
 from ebbing.server.metrics import Metrics
 from ebbing.server.tenancy import Server
+from ebbing.server.webhooks import Deliverer
 
 log = logging.getLogger("ebbing.server.sweeper")
 
@@ -53,6 +54,18 @@ async def sweep_round(server: Server) -> dict[str, SweepReport]:
     return reports
 
 
+def every_tenant(server: Server) -> dict[str, Memory]:
+    """The tenants a round serves (those with a live key, and any opened), each opened if need be."""
+    return {t: server.tenants.memory(t) for t in tenants_to_sweep(server.keys, server.tenants.opened())}
+
+
+async def deliver_forever(deliverer: Deliverer, server: Server, every: float) -> None:
+    """Push the change feed to the webhook every `every` seconds (server/webhooks.py)."""
+    while True:
+        await run_in_threadpool(lambda: deliverer.round(every_tenant(server)))
+        await asyncio.sleep(every)
+
+
 async def sweep_forever(server: Server, every: float, seed: int | None = None) -> None:
     rng = random.Random(seed)
     while True:
@@ -62,9 +75,10 @@ async def sweep_forever(server: Server, every: float, seed: int | None = None) -
 
 def work(keys: KeyStore, open_memory: Callable[[str], Memory], every: float, rounds: int | None = None,
          seed: int | None = None, on_report: Callable[[str, SweepReport], None] | None = None,
-         metrics_port: int | None = None, metrics_host: str = "127.0.0.1") -> None:
+         metrics_port: int | None = None, metrics_host: str = "127.0.0.1", deliverer: Deliverer | None = None) -> None:
     """The separate worker: sweep every tenant, wait a jittered `every`, again (`rounds` times, or forever).
-    With `metrics_port`, Prometheus metrics are served at http://metrics_host:metrics_port/metrics."""
+    With `metrics_port`, Prometheus metrics are served at http://metrics_host:metrics_port/metrics; with a
+    `deliverer`, the change feed goes to its webhook after every round."""
     rng = random.Random(seed)
     memories: dict[str, Memory] = {}
     metrics = None
@@ -87,6 +101,8 @@ def work(keys: KeyStore, open_memory: Callable[[str], Memory], every: float, rou
                     continue
                 if on_report:
                     on_report(tenant, report)
+            if deliverer is not None:
+                deliverer.round(dict(memories))
             done += 1
             if rounds is None or done < rounds:
                 time.sleep(jittered(every, rng))

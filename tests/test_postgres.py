@@ -42,7 +42,9 @@ def _random_rows(rng: np.random.Generator, count: int) -> list[tuple[Any, ...]]:
         rows.append((str(rng.choice([k.value for k in KINDS])), float(rng.choice([0.0, 0.3, 0.6, 0.9, 1.0])),
                      str(rng.choice([p.value for p in PRIORITIES], p=[0.1, 0.6, 0.3])), bool(rng.random() < 0.05),
                      bool(rng.random() < 0.05), bool(rng.random() < 0.2), created, last,
-                     int(rng.choice([0, 1, 3, 20, 1000])), int(rng.choice([0, 2, 3, 9]))))
+                     int(rng.choice([0, 1, 3, 20, 1000])), int(rng.choice([0, 2, 3, 9])),
+                     # an explicit expiry on some: come (pinned and P0 ones lose their exemption), or still ahead
+                     None if rng.random() < 0.8 else float(NOW + rng.uniform(-30, 30) * DAY)))
     return rows
 
 
@@ -56,7 +58,7 @@ def test_the_sql_score_is_the_python_policies_score(pg_url: str, config: Retenti
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE TEMP TABLE m (n int, kind text, importance float8, priority text, pinned boolean, "
                      "held boolean, security boolean, created_at float8, last_accessed_at float8, "
-                     "access_count integer, update_count integer)")
+                     "access_count integer, update_count integer, expires_at float8)")
         with conn.cursor() as cursor:
             cursor.executemany(f"INSERT INTO m VALUES (%s, {', '.join(['%s'] * len(RETENTION_COLUMNS))})",
                                [(i, *row) for i, row in enumerate(rows)])

@@ -175,7 +175,9 @@ def test_each_policys_sql_is_its_python_score(pg_url: str) -> None:
         rows.append((str(rng.choice([k.value for k in KINDS])), float(rng.choice([0.0, 0.3, 0.6, 0.75, 0.9, 1.0])),
                      str(rng.choice([p.value for p in PRIORITIES])), bool(rng.random() < 0.05),
                      bool(rng.random() < 0.05), bool(rng.random() < 0.2), created, last,
-                     int(rng.choice([0, 1, 3, 20, 1000])), int(rng.choice([0, 2, 3, 9]))))
+                     int(rng.choice([0, 1, 3, 20, 1000])), int(rng.choice([0, 2, 3, 9])),
+                     # an explicit expiry on some: come (pinned and P0 ones lose their exemption), or still ahead
+                     None if rng.random() < 0.8 else float(NOW + rng.uniform(-30, 30) * DAY)))
     batch = RecordBatch.from_rows(rows)
     policies: dict[str, Any] = {
         "ebbinghaus": Ebbinghaus(CONFIG), "importance": Importance(CONFIG), "priority": PriorityExpiry(CONFIG),
@@ -185,7 +187,7 @@ def test_each_policys_sql_is_its_python_score(pg_url: str) -> None:
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE TEMP TABLE m (n int, kind text, importance float8, priority text, pinned boolean, "
                      "held boolean, security boolean, created_at float8, last_accessed_at float8, "
-                     "access_count integer, update_count integer)")
+                     "access_count integer, update_count integer, expires_at float8)")
         with conn.cursor() as cursor:
             cursor.executemany(f"INSERT INTO m VALUES (%s, {', '.join(['%s'] * len(RETENTION_COLUMNS))})",
                                [(i, *row) for i, row in enumerate(rows)])

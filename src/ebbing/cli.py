@@ -122,6 +122,8 @@ def add(
     priority: Annotated[str | None, typer.Option("--priority", help="P0, P1 or P2.")] = None,
     metadata: Annotated[str | None, typer.Option("--metadata", help="A JSON object.")] = None,
     at: AtOpt = None,
+    expires: Annotated[str | None, typer.Option("--expires", help="When it ends (ISO-8601 or epoch seconds): "
+                                                "hidden from search after it, moved by the next sweep.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Remember a piece of text."""
@@ -132,7 +134,7 @@ def add(
     with _memory() as mem:
         result = mem.add(text, user_id=user, agent_id=agent, session_id=session, kind=kind,
                          importance=importance, pinned=pin, priority=priority,
-                         metadata=_parse_json(metadata, "metadata"), at=at)
+                         metadata=_parse_json(metadata, "metadata"), at=at, expires_at=expires)
     if as_json:
         _print_json(result.to_dict())
     elif result.forget is not None:  # a request to forget: nothing was stored
@@ -198,12 +200,14 @@ def update(
     priority: Annotated[str | None, typer.Option("--priority", help="P0, P1 or P2.")] = None,
     metadata: Annotated[str | None, typer.Option("--metadata", help="A JSON object (replaces).")] = None,
     at: AtOpt = None,
+    expires: Annotated[str | None, typer.Option("--expires", help="A new end of life (ISO-8601 or epoch "
+                                                "seconds), or never.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Correct a memory in place; it keeps its id and history."""
     with _memory() as mem:
         record = mem.update(memory_id, text, kind=kind, importance=importance, priority=priority,
-                            metadata=_parse_json(metadata, "metadata"), at=at)
+                            metadata=_parse_json(metadata, "metadata"), at=at, expires_at=expires)
     _print_json(record.to_dict()) if as_json else _show_record(record)
 
 

@@ -51,7 +51,8 @@ def record_from(data: dict[str, Any]) -> MemoryRecord:
         user_id=data["user_id"], agent_id=data["agent_id"], session_id=data["session_id"], pinned=data["pinned"],
         held=data["held"], security=data["security"], last_accessed_at=_time(data["last_accessed_at"]),
         access_count=data["access_count"], update_count=data["update_count"], tier=Tier(data["tier"]),
-        metadata=data["metadata"], source_ids=data["source_ids"], content_hash=data["content_hash"])
+        metadata=data["metadata"], source_ids=data["source_ids"], content_hash=data["content_hash"],
+        expires_at=_time(data.get("expires_at")))
 
 
 def event_from(data: dict[str, Any]) -> Event:
@@ -129,10 +130,10 @@ class Client:
     def add(self, text: str, user_id: str | None = None, agent_id: str | None = None,
             session_id: str | None = None, kind: str | None = None, importance: float | None = None,
             pinned: bool = False, priority: str | None = None, metadata: dict[str, Any] | None = None,
-            at: Instant = None) -> AddResult:
+            at: Instant = None, *, expires_at: Instant = None) -> AddResult:
         body = {"text": text, "user_id": user_id, "agent_id": agent_id, "session_id": session_id, "kind": kind,
                 "importance": importance, "pinned": pinned, "priority": priority, "metadata": metadata,
-                "at": _at(at)}
+                "at": _at(at), "expires_at": _at(expires_at)}
         data = self._call("POST", "/v1/memories", json=body)
         return AddResult([record_from(r) for r in data["records"]], [event_from(e) for e in data["events"]])
 
@@ -141,9 +142,10 @@ class Client:
 
     def update(self, memory_id: str, text: str | None = None, *, kind: str | None = None,
                importance: float | None = None, priority: str | None = None,
-               metadata: dict[str, Any] | None = None, at: Instant = None) -> MemoryRecord:
+               metadata: dict[str, Any] | None = None, at: Instant = None,
+               expires_at: Instant | str = None) -> MemoryRecord:
         body = {"text": text, "kind": kind, "importance": importance, "priority": priority, "metadata": metadata,
-                "at": _at(at)}
+                "at": _at(at), "expires_at": expires_at if expires_at == "never" else _at(expires_at)}
         return self._record("PATCH", memory_id, json=body)
 
     def pin(self, memory_id: str, at: Instant = None) -> MemoryRecord:

@@ -117,6 +117,8 @@ class Tools:
         pinned: Annotated[bool, Field(description="True to keep it forever (only when the user asks).")] = False,
         session_id: Annotated[str | None, Field(description="The conversation it came from, if any.")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Extra JSON fields to file it under.")] = None,
+        expires_at: Annotated[str | None, Field(description="When it stops mattering, ISO-8601 (e.g. the end of a "
+                                                            "trip); leave out for no end.")] = None,
     ) -> dict[str, Any]:
         """Store something worth remembering about the user or the work: a fact, a preference, a decision.
         A restatement of a stored memory strengthens that memory instead of adding a copy; a new value for a
@@ -124,7 +126,7 @@ class Tools:
 
         def body() -> dict[str, Any]:
             result = self.memory.add(text, user_id=self.scope(user_id), session_id=session_id, kind=kind,
-                                     importance=importance, pinned=pinned, metadata=metadata)
+                                     importance=importance, pinned=pinned, metadata=metadata, expires_at=expires_at)
             merged = [e.memory_id for e in result.events if e.type == "merge"]
             out = {"records": [record_view(r) for r in result.records], "merged_into": merged}
             if result.forget is not None:  # the text asked to forget something: nothing of it was stored

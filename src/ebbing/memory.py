@@ -179,8 +179,10 @@ class Memory:
         at: Instant = None,
         *,
         dedupe: bool = True,
+        expires_at: Instant = None,
     ) -> AddResult:
-        """Remember `text`. Kind, importance and priority left None are inferred from the text.
+        """Remember `text`. Kind, importance and priority left None are inferred from the text. `expires_at` ends
+        its life explicitly: hidden from search and context after it, moved by the next sweep (as forgotten).
 
         A restatement of a stored record strengthens that record instead of adding a copy, unless `dedupe=False`
         (a key-value surface such as the LangGraph store, where every key is its own record).
@@ -191,7 +193,7 @@ class Memory:
         about (ebbing.lifecycle.forget_requests). `dedupe=False` and assistant messages store the text as is."""
         made = draft({"text": text, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
                              "kind": kind, "importance": importance, "pinned": pinned, "priority": priority,
-                             "metadata": metadata}, at, self.tenant, self.ingest.tag_key)
+                             "metadata": metadata, "expires_at": expires_at}, at, self.tenant, self.ingest.tag_key)
         if validate.flag(dedupe, "dedupe") and not role_is_assistant(made.metadata):
             request = detect_forget_request(made.text)
             if request is not None:  # "forget what I told you about ...": act on it, store nothing of it
@@ -230,11 +232,14 @@ class Memory:
         priority: str | None = None,
         metadata: dict[str, Any] | None = None,
         at: Instant = None,
+        expires_at: Instant | str = None,
     ) -> MemoryRecord:
-        """Correct a record in place (it keeps its id and history); None leaves a field as it is."""
+        """Correct a record in place (it keeps its id and history); None leaves a field as it is
+        (`expires_at="never"` removes an expiry)."""
         return correct(self.ingest, self.get, memory_id, {"text": text, "kind": kind, "importance": importance,
-                                                          "priority": priority, "metadata": metadata},
-                       to_epoch(at), self.secret_box, self.actor)
+                                                          "priority": priority, "metadata": metadata,
+                                                          "expires_at": expires_at}, to_epoch(at), self.secret_box,
+                       self.actor)
 
     def pin(self, memory_id: str, at: Instant = None) -> MemoryRecord:
         return self.lifecycle.set_flag(_id(memory_id), "pinned", True, "pin", to_epoch(at))

@@ -74,6 +74,9 @@ class MemoryRecord:
     source_ids: list[str] = field(default_factory=list)
     content_hash: str = ""
     embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # An explicit end of life: after it the record is hidden from search and context, and the next sweep moves
+    # it as if forgotten (by its priority's rules; only a legal hold keeps it where it is).
+    expires_at: datetime | None = None
 
     @property
     def scope(self) -> Scope:
@@ -107,6 +110,7 @@ class MemoryRecord:
             "metadata": self.metadata,
             "source_ids": self.source_ids,
             "content_hash": self.content_hash,
+            "expires_at": self.expires_at.isoformat() if self.expires_at else None,
         }
         if embedding and self.embedding is not None:
             out["embedding"] = [float(x) for x in self.embedding]
@@ -182,6 +186,11 @@ class AddResult:
         if self.forget is not None:
             out["forget"] = self.forget.to_dict()
         return out
+
+
+def expired(record: MemoryRecord, now: float) -> bool:
+    """Whether the record's explicit expiry (`expires_at`) has come by `now`."""
+    return record.expires_at is not None and record.expires_at.timestamp() <= now
 
 
 def new_id(at: float) -> str:

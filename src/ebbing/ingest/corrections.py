@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ebbing import validate
+from ebbing.clock import to_epoch
 from ebbing.errors import Conflict, InvalidInput
 from ebbing.ingest.guard import SecretBox, guard, redact
 from ebbing.ingest.pipeline import Ingest
@@ -33,8 +34,13 @@ def correct(ingest: Ingest, get: Callable[[str], MemoryRecord], memory_id: str, 
         changes["priority"] = validate.priority(fields["priority"])
     if fields.get("metadata") is not None:
         changes["metadata"] = redact(validate.metadata(fields["metadata"]), tag_key=tag_key)
+    if fields.get("expires_at") is not None:
+        ends = fields["expires_at"]
+        changes["expires_at"] = None if ends == "never" else when(to_epoch(ends, "expires_at"))
+        if changes["expires_at"] is not None and changes["expires_at"].timestamp() <= now:
+            raise InvalidInput("expires_at", "must be after the update's time (`at`), or \"never\"")
     if not changes:
-        raise InvalidInput("update", "give at least one of text, kind, importance, priority, metadata")
+        raise InvalidInput("update", "give at least one of text, kind, importance, priority, metadata, expires_at")
     record = get(memory_id)
     if record.tier is Tier.COLD:
         raise Conflict(f"{memory_id} is in the cold archive; restore it before changing it")
@@ -50,7 +56,7 @@ def correct(ingest: Ingest, get: Callable[[str], MemoryRecord], memory_id: str, 
         if revision.judged:
             data["judged"] = revision.judged
     updated = dataclasses.replace(stamped, **{k: v for k, v in changes.items() if k != "text"})
-    changed = [name for name in ("text", "kind", "importance", "priority", "metadata", "security")
+    changed = [name for name in ("text", "kind", "importance", "priority", "metadata", "security", "expires_at")
                if getattr(record, name) != getattr(updated, name)]
     sealed = []
     if shield is not None and box is not None:

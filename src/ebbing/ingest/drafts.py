@@ -15,7 +15,7 @@ from ebbing.model import Scope
 
 IMPORT_FIELDS = {"text", "user_id", "agent_id", "session_id", "kind", "importance", "pinned", "priority",
                  "metadata", "at", "created_at", "id", "last_accessed_at", "access_count", "source_ids", "held",
-                 "security"}
+                 "security", "expires_at"}
 # Accepted so an export imports again, but not restored: the tier and counters start afresh.
 EXPORT_ONLY_FIELDS = {"tenant", "tier", "updated_at", "content_hash", "embedding", "update_count"}
 
@@ -33,6 +33,10 @@ def draft(item: Mapping[str, Any], at: Instant, tenant: str, tag_key: bytes | No
     count = item.get("access_count", 0)
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise InvalidInput("access_count", "must be a whole number >= 0")
+    ends = item.get("expires_at")
+    expires_at = to_epoch(ends, "expires_at") if ends is not None else None
+    if expires_at is not None and expires_at <= created:
+        raise InvalidInput("expires_at", "must be after the record's time (`at`)")
     ident = item.get("id")
     if ident is not None and (not isinstance(ident, str) or len(ident) != 26 or not ident.isalnum()):
         raise InvalidInput("id", "must be a 26-character ULID")
@@ -56,4 +60,5 @@ def draft(item: Mapping[str, Any], at: Instant, tenant: str, tag_key: bytes | No
         last_accessed_at=to_epoch(last, "last_accessed_at") if last is not None else None,
         access_count=count,
         source_ids=tuple(validate.source_ids(item.get("source_ids"))),
+        expires_at=expires_at,
     )

@@ -99,6 +99,7 @@ class Draft:
     last_accessed_at: float | None = None
     access_count: int = 0
     source_ids: tuple[str, ...] = ()
+    expires_at: float | None = None  # an explicit end of life (epoch seconds), after created_at
 
 
 @dataclass
@@ -156,7 +157,9 @@ class Ingest:
             words = terms(record.text)
             stated = self.extractor.extract(record.text) if self.config.facts and not _from_assistant(draft) else []
             judged: list[tuple[Neighbour, Judgement]] = []
-            if dedupe and self.config.dedupe and not draft.id and record.kind is not Kind.SUMMARY:
+            # A statement with its own expiry is kept as said, not merged into one that may outlive it.
+            if (dedupe and self.config.dedupe and not draft.id and record.kind is not Kind.SUMMARY
+                    and draft.expires_at is None):
                 judged = self._judge(record, stated, set(words))
                 merge = next(((n, j) for n, j in judged if j.verdict is Verdict.RESTATES), None)
                 if merge is not None:
@@ -259,6 +262,7 @@ class Ingest:
             last_accessed_at=when(draft.last_accessed_at) if draft.last_accessed_at is not None else None,
             access_count=draft.access_count, metadata=draft.metadata, source_ids=list(draft.source_ids),
             content_hash=content_hash(text), embedding=vector,
+            expires_at=when(draft.expires_at) if draft.expires_at is not None else None,
         )
         return record, salient
 

@@ -39,6 +39,7 @@ SCHEMA = pa.schema([
     ("update_count", pa.int64()), ("metadata", pa.string()), ("source_ids", pa.list_(pa.string())),
     ("content_hash", pa.string()), ("embedding", pa.list_(pa.float32())), ("seq", pa.int64()),
     ("archived_at", _TS),
+    ("expires_at", _TS),  # added later: files written before it have no such column, read as None
 ])
 
 
@@ -133,7 +134,7 @@ def _row(record: MemoryRecord, seq: int, at: float) -> dict[str, Any]:
         "metadata": json.dumps(record.metadata, ensure_ascii=False), "source_ids": record.source_ids,
         "content_hash": record.content_hash,
         "embedding": None if record.embedding is None else np.asarray(record.embedding, dtype=np.float32).tolist(),
-        "seq": seq, "archived_at": datetime.fromtimestamp(at, tz=UTC),
+        "seq": seq, "archived_at": datetime.fromtimestamp(at, tz=UTC), "expires_at": record.expires_at,
     }
 
 
@@ -148,4 +149,5 @@ def _record(row: dict[str, Any]) -> MemoryRecord:
         update_count=row["update_count"], tier=Tier.COLD, metadata=json.loads(row["metadata"]),
         source_ids=list(row["source_ids"] or []), content_hash=row["content_hash"],
         embedding=None if embedding is None else np.asarray(embedding, dtype=np.float32),
+        expires_at=row.get("expires_at"),
     )

@@ -61,13 +61,15 @@ FEED_DATA = ("from", "to", "policy", "superseded_by", "supersedes", "request", "
 
 
 def cause(event: Event) -> str:
-    """Why a record moved or went: retention or priority (a sweep), manual (forget, restore), request (a user
+    """Why a record moved or went: retention, priority or expiry (a sweep), manual (forget, restore), request (a user
     asked), recall (a use lifted it), consolidation, purge, erasure (a user's right to erasure)."""
     if event.type == "purge":
         return "erasure" if "user" in event.data else "purge"
     policy = str(event.data.get("policy", ""))
     if policy in ("manual", "request", "recall", "consolidation"):
         return policy
+    if event.reason.startswith("expires_at "):
+        return "expiry"
     return "priority" if event.reason.startswith("priority ") else "retention"
 
 

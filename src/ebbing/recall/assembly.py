@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ebbing.clock import iso
-from ebbing.model import LIVE_TIERS, Hit, Kind, MemoryRecord, Scope, role_is_assistant
+from ebbing.model import LIVE_TIERS, Hit, Kind, MemoryRecord, Scope, expired, role_is_assistant
 from ebbing.recall.context import Context, ContextConfig, asks_about_decisions, build_context, render_line
 from ebbing.recall.ranking import asks_about_history
 from ebbing.retention.base import RecordBatch, RetentionPolicy, retention_row
@@ -79,6 +79,9 @@ class Assembly:
         stories = [r for r in relevant if r.kind in (Kind.SUMMARY, Kind.EPISODE)]
         recent = self.store.session_turns(self.tenant, scope.user_id, session, unconsolidated=False, limit=20) \
             if session else []
+        # What has passed its explicit expiry is out of every section, as it is out of search.
+        essentials, preferences, facts, recent = ([r for r in records if not expired(r, now)] for records in
+                                                  (essentials, preferences, facts, recent))
         return build_context([
             ("pinned", "Always remember", essentials),
             ("preferences", "Preferences", preferences),

@@ -19,7 +19,7 @@ from ebbing.recall import succession
 from ebbing.recall.blas import one_thread
 from ebbing.recall.cold import ColdIndex
 from ebbing.recall.search import Background, Scored, SearchConfig, is_cjk, score_candidates
-from ebbing.retention.base import RecordBatch, RetentionPolicy
+from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch, RetentionPolicy
 from ebbing.store.base import Candidate, ColdReads, Facts, Reads, Search
 from ebbing.store.filters import matches
 from ebbing.text.terms import query_terms
@@ -31,6 +31,15 @@ _HISTORY = re.compile(r"\b(?:history|histor(?:y|ic)|previous(?:ly)?|before|used 
 
 class RankingStore(Search, Reads, Facts, ColdReads, Protocol):
     """What ranking reads: both indexes, the records they found, facts (who succeeded whom), the archive index."""
+
+
+EXPIRES_AT = RETENTION_COLUMNS.index("expires_at")
+
+
+def _expired(row: tuple[Any, ...], now: float) -> bool:
+    """A candidate whose explicit expiry has come: hidden from every search, whatever its relevance."""
+    ends = row[EXPIRES_AT] if len(row) > EXPIRES_AT else None
+    return ends is not None and ends <= now
 
 
 def asks_about_history(query: str) -> bool:
@@ -66,7 +75,7 @@ class Ranker:
         keyword = self._pool.submit(self.store.keyword_search, scope, words, wanted, filters)  # on the other core
         keys = dict.fromkeys(self.store.vector_search(scope, query_vector, wanted, filters))
         keys.update(dict.fromkeys(keyword.result()))
-        found = self.store.candidates(list(keys))
+        found = [c for c in self.store.candidates(list(keys)) if not _expired(c.retention, now)]
         cold: dict[int, MemoryRecord] = {}
         history = asks_about_history(query)
         floor = self.config.relevance_floor
@@ -92,6 +101,8 @@ class Ranker:
             # ones are within theirs) and then compete with the live hits on one relevance scale.
             archived = []
             for record, seq, record_words, row in self._cold_candidates(scope, filters, query_vector, words, wanted):
+                if _expired(row, now):
+                    continue
                 cold[seq] = record
                 assert record.embedding is not None
                 archived.append(Candidate(seq, record.text, record_words, record.embedding, row))

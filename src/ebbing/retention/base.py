@@ -22,7 +22,7 @@ from ebbing.model import Kind, MemoryRecord, Priority
 KINDS: tuple[Kind, ...] = tuple(Kind)  # kind codes index into this
 PRIORITIES: tuple[Priority, ...] = tuple(Priority)  # 0 = P0, 1 = P1, 2 = P2
 RETENTION_COLUMNS = ("kind", "importance", "priority", "pinned", "held", "security", "created_at",
-                     "last_accessed_at", "access_count", "update_count")  # what a store hands over to score
+                     "last_accessed_at", "access_count", "update_count", "expires_at")  # what a store hands over
 MARKED_IMPORTANCE = 0.9  # an importance this high can only come from someone saying it matters
 
 
@@ -41,6 +41,7 @@ class RecordBatch:
     update_count: np.ndarray  # int64
     security: np.ndarray  # bool: secret-bearing or security-related (decays slower)
     relevance: np.ndarray | None = None  # float64 0..1: relevance to the current task, when one is known
+    expires_at: np.ndarray | None = None  # float64, NaN = no explicit expiry (None: none in the batch)
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -62,11 +63,31 @@ class RecordBatch:
         out: np.ndarray = self.pinned | self.held | (self.priority == PRIORITIES.index(Priority.P0))
         return out
 
+    @property
+    def expires(self) -> bool:
+        """Whether any record of the batch has an explicit expiry."""
+        return self.expires_at is not None and bool(np.isfinite(self.expires_at).any())
+
+    def expired(self, now: float | np.ndarray) -> np.ndarray:
+        """Records whose explicit expiry has come by `now` (NaN: none)."""
+        if self.expires_at is None:
+            return np.zeros(len(self), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            out: np.ndarray = self.expires_at <= now
+        return out
+
+    def exempt_at(self, now: float | np.ndarray) -> np.ndarray:
+        """`exempt`, except that an explicit expiry ends a pin or P0's exemption; a legal hold still keeps it."""
+        if not self.expires:
+            return self.exempt
+        out: np.ndarray = self.held | (self.exempt & ~self.expired(now))
+        return out
+
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[Any]]) -> RecordBatch:
         """From rows of (kind, importance, priority, pinned, held, security, created_at, last_accessed_at,
-        access_count, update_count) as a store keeps them: kind and priority as text, times as epoch
-        seconds, last_accessed_at None when never used."""
+        access_count, update_count, expires_at) as a store keeps them: kind and priority as text, times as epoch
+        seconds, last_accessed_at and expires_at None when not set."""
         kind_code = {k.value: i for i, k in enumerate(KINDS)}
         priority_code = {p.value: i for i, p in enumerate(PRIORITIES)}
         if not rows:
@@ -80,6 +101,9 @@ class RecordBatch:
             security=np.array(cols[5], dtype=bool), created_at=np.array(cols[6], dtype=np.float64),
             last_accessed_at=np.array([np.nan if v is None else v for v in cols[7]], dtype=np.float64),
             access_count=np.array(cols[8], dtype=np.int64), update_count=np.array(cols[9], dtype=np.int64),
+            # rows without the column (stores and benchmarks from before it) expire never
+            expires_at=np.array([np.nan if v is None else v for v in cols[10]], dtype=np.float64)
+            if len(cols) > 10 else None,
         )
 
     @classmethod
@@ -96,6 +120,8 @@ class RecordBatch:
             access_count=np.array([r.access_count for r in records], dtype=np.int64),
             update_count=np.array([r.update_count for r in records], dtype=np.int64),
             security=np.array([r.security for r in records], dtype=bool),
+            expires_at=np.array([r.expires_at.timestamp() if r.expires_at else np.nan for r in records],
+                                dtype=np.float64),
         )
 
 
@@ -129,4 +155,5 @@ def retention_row(record: MemoryRecord) -> tuple[Any, ...]:
     return (record.kind.value, record.importance, record.priority.value, record.pinned, record.held,
             record.security, record.created_at.timestamp(),
             record.last_accessed_at.timestamp() if record.last_accessed_at else None,
-            record.access_count, record.update_count)
+            record.access_count, record.update_count,
+            record.expires_at.timestamp() if record.expires_at else None)

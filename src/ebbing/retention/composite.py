@@ -8,6 +8,9 @@ priority expiry, with exempt records kept whole. Per record, at a time `now`:
                                                             scores 0, i.e. forgotten, whatever its decay says
     score = 1.0 exactly for exempt records (pinned, under legal hold, or P0)
 
+An explicit expiry (`expires_at`) closes the gate once it has come, and ends a pin's or P0's exemption (a legal
+hold still keeps the record): the record is then forgotten like any whose priority expired.
+
 `Composite(config)` builds the list the configuration's `combine` names (the default):
 
     base  = ebbinghaus                                      combine = "decay"      (the default)
@@ -165,12 +168,12 @@ class Composite:
 
     def score(self, batch: RecordBatch, now: float | np.ndarray) -> np.ndarray:
         """The composite score per record; `now` may be one time per record to follow a record through time."""
-        if (self._decay_only and np.ndim(now) == 0 and len(batch) >= fused.FUSED_AT
+        if (self._decay_only and np.ndim(now) == 0 and len(batch) >= fused.FUSED_AT and not batch.expires
                 and fused.applies(self.config)):
             return fused.decay_scores(batch, float(now), self.config)  # one compiled pass for big sweeps
         # Only the policies in the list are computed: sweeps score whole stores.
         parts = [policy.score(batch, now) for policy, _ in self.terms]
-        return self._mix(batch, parts, self.priority.score(batch, now))
+        return self._mix(batch, parts, self.priority.score(batch, now), now)
 
     def breakdown(self, batch: RecordBatch, now: float | np.ndarray) -> dict[str, np.ndarray]:
         """Every part and the result, for explanations: ebbinghaus, priority, importance (always), each other
@@ -188,7 +191,7 @@ class Composite:
                 taken = policy.name in out or policy.name == "composite"
                 out[f"{policy.name}[{index}]" if taken else policy.name] = value
             parts.append(value)
-        out["composite"] = self._mix(batch, parts, gate)
+        out["composite"] = self._mix(batch, parts, gate, now)
         return out
 
     def _combine(self, batch: RecordBatch, decay: np.ndarray | None, gate: np.ndarray,
@@ -203,7 +206,8 @@ class Composite:
             parts.append(value)
         return self._mix(batch, parts, gate)
 
-    def _mix(self, batch: RecordBatch, parts: Sequence[np.ndarray], gate: np.ndarray) -> np.ndarray:
+    def _mix(self, batch: RecordBatch, parts: Sequence[np.ndarray], gate: np.ndarray,
+             now: float | np.ndarray | None = None) -> np.ndarray:
         """The weighted mean of the policies' scores, gated, exempt records at 1. A lone policy is taken as it is
         and the sum runs left to right, so the configured lists give exactly the figures they always gave."""
         if len(parts) == 1:
@@ -212,7 +216,7 @@ class Composite:
             base = self.terms[0][1] * parts[0]
             for (_, weight), part in zip(self.terms[1:], parts[1:], strict=True):
                 base = base + weight * part
-        out: np.ndarray = np.where(batch.exempt, 1.0, base * gate)
+        out: np.ndarray = np.where(batch.exempt if now is None else batch.exempt_at(now), 1.0, base * gate)
         return out
 
     # -- as SQL, for sweeps inside PostgreSQL ---------------------------------------------------------------
@@ -243,7 +247,8 @@ class Composite:
             combined = terms[0][0]
         else:
             combined = "(" + " + ".join(f"{literal(weight)} * {expression}" for expression, weight in terms) + ")"
-        return (f"(CASE WHEN {row}.pinned OR {row}.held OR {row}.priority = 'P0' THEN 1.0::float8 "
+        return (f"(CASE WHEN {row}.held OR (({row}.pinned OR {row}.priority = 'P0') AND NOT coalesce("
+                f"{row}.expires_at <= {literal(now)}, false)) THEN 1.0::float8 "
                 f"ELSE {combined} * {self.priority.sql(row, now)} END)")
 
     def tiers(self, scores: np.ndarray) -> np.ndarray:
@@ -294,7 +299,7 @@ class Composite:
             raise InvalidInput("batch_of_one", "needs exactly one record")
         if not math.isfinite(horizon_days) or horizon_days <= 0:
             raise InvalidInput("horizon_days", "must be a finite number > 0")
-        if bool(batch_of_one.exempt[0]):
+        if bool(batch_of_one.exempt[0]) and not batch_of_one.expires:
             return None
         current = int(self.placement(batch_of_one, now)[0])
         if current == FORGOTTEN:

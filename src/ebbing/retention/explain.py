@@ -26,9 +26,11 @@ def explain(record: MemoryRecord, composite: Composite, config: RetentionConfig,
         "score": parts.pop("composite"),
         "policies": parts,
         "combine": composite.combination,  # config.combine for the configured composite
-        "exempt": bool(batch.exempt[0]),
+        "exempt": bool(batch.exempt_at(now)[0]),
         "why_exempt": [name for name in ("pinned", "held") if getattr(record, name)]
         + (["P0"] if record.priority.value == "P0" else []),
+        "expires_at": iso(record.expires_at.timestamp()) if record.expires_at else None,
+        "expired": bool(batch.expired(now)[0]),
         "stability_days": round(float(composite.ebbinghaus.stability(batch)[0]) / DAY, 2),
         "importance": record.importance,
         "salience_stability_factor": round(float(salience_multiplier(batch.importance, config)[0]), 3),

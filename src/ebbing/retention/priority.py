@@ -24,14 +24,15 @@ class PriorityExpiry:
                                dtype=np.float64)
 
     def score(self, batch: RecordBatch, now: float | np.ndarray) -> np.ndarray:
-        """1.0 while now - referenced_at <= expiry for the record's priority, else 0.0."""
+        """1.0 while now - referenced_at <= expiry for the record's priority and its explicit expiry (if any) has
+        not come, else 0.0."""
         elapsed = now - batch.referenced_at
-        out: np.ndarray = np.where(elapsed <= self._limit[batch.priority], 1.0, 0.0)
+        out: np.ndarray = np.where((elapsed <= self._limit[batch.priority]) & ~batch.expired(now), 1.0, 0.0)
         return out
 
     def sql(self, row: str, now: float) -> str:
         """`score` of row `row` at `now` as a PostgreSQL expression (`SqlPolicy`)."""
         since = elapsed(row, now)
-        return (f"(CASE {row}.priority WHEN 'P0' THEN 1.0 "
-                + " ".join(f"WHEN '{p.value}' THEN (CASE WHEN {since} <= {literal(days * DAY)} THEN 1.0 ELSE 0.0 END)"
-                           for p, days in self.config.expiry_days.items()) + " END)")
+        return (f"(CASE WHEN {row}.expires_at <= {literal(now)} THEN 0.0 WHEN {row}.priority = 'P0' THEN 1.0 "
+                + " ".join(f"WHEN {row}.priority = '{p.value}' THEN (CASE WHEN {since} <= {literal(days * DAY)} "
+                           "THEN 1.0 ELSE 0.0 END)" for p, days in self.config.expiry_days.items()) + " END)")

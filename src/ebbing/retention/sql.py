@@ -4,8 +4,8 @@ tier a score implies (`Composite.tiers`, `Composite.settle`) over a row of the `
 A policy that can run inside the database implements `SqlPolicy.sql(row, now)` (`ebbing.retention.base`) next
 to its numpy `score`; each built-in one does, in its own module, so both versions of a formula sit together.
 The row's columns are `RETENTION_COLUMNS`: kind and priority as text, pinned/held/security as boolean,
-importance as float8, created_at and last_accessed_at as float8 epoch seconds (last_accessed_at NULL when never
-used), access_count and update_count as integers. Numbers are written in as exact literals (`literal`), so an
+importance as float8, created_at, last_accessed_at and expires_at as float8 epoch seconds (NULL when never used,
+when none), access_count and update_count as integers. Numbers are written in as exact literals (`literal`), so an
 expression needs no bound parameters.
 """
 

@@ -3,7 +3,7 @@
 Every series lives in the process's own `CollectorRegistry` (two apps in one process never share counters):
 
 - `ebbing_records{tenant,tier}`: records per tier now (hot, warm, cold, trash), read from the store at scrape;
-- `ebbing_moves_total{tenant,from,to,cause}`: records moved between tiers or purged, by cause (retention,
+- `ebbing_moves_total{tenant,from,to,cause}`: records moved between tiers or purged, by cause (retention, expiry,
   priority, manual, request, recall, consolidation, purge, erasure), read from the store's change feed
   (`Memory.events`) at scrape, so they count what every process did, from the store's first event on;
 - `ebbing_sweep_duration_seconds{tenant}` and `ebbing_sweep_records_moved_total{tenant}`: the sweeps this

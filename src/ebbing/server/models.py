@@ -38,6 +38,8 @@ class AddBody(Body):
     priority: str | None = None
     metadata: dict[str, Any] | None = None
     at: At = _AT
+    expires_at: At = Field(None, description="When it ends: hidden from search and context after it, moved by "
+                                            "the next sweep (ISO-8601 or epoch seconds; default: never).")
 
 
 class UpdateBody(Body):
@@ -47,6 +49,8 @@ class UpdateBody(Body):
     priority: str | None = None
     metadata: dict[str, Any] | None = None
     at: At = _AT
+    expires_at: At = Field(None, description='A new end of life (ISO-8601 or epoch seconds), or "never" to '
+                                            "remove it.")
 
 
 class ForgetBody(Body):

@@ -161,6 +161,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX facts_root ON facts (root, valid_from)
         """,
     ),
+    (
+        "0005_expires_at",
+        """
+        ALTER TABLE memories ADD COLUMN expires_at REAL;
+        ALTER TABLE archive_index ADD COLUMN expires_at REAL
+        """,
+    ),
 ]
 
 

@@ -6,6 +6,7 @@ decide and report the same moves in the same words."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,7 @@ def reasons(composite: Composite, config: RetentionConfig, rows: SweepRows, now:
             scores: np.ndarray, targets: np.ndarray, which: np.ndarray) -> dict[int, str]:
     """Why each record in `which` goes where it goes, in words, naming the policy that decided."""
     gate = composite.priority.score(rows.batch, now)
+    ended = rows.batch.expired(now)
     idle_days = (now - rows.batch.referenced_at) / DAY
     thresholds = config.thresholds
     out = {}
@@ -73,6 +75,10 @@ def reasons(composite: Composite, config: RetentionConfig, rows: SweepRows, now:
         priority = PRIORITIES[int(rows.batch.priority[i])]
         if tier is Tier.TRASH and faded and priority is Priority.P1 and config.archive_days > 0:
             out[i] = f"{idle_days[i]:.0f} days without use, past the archive limit {config.archive_days:g}"
+        elif ended[i]:
+            assert rows.batch.expires_at is not None
+            out[i] = (f"expires_at {datetime.fromtimestamp(float(rows.batch.expires_at[i]), tz=UTC):%Y-%m-%d %H:%M} "
+                      "has passed" + (archived if tier is Tier.COLD else ""))
         elif gate[i] == 0:
             out[i] = (f"priority {priority.value} expired: {idle_days[i]:.0f} days without use "
                       f"(limit {config.expiry_days[priority]:g})" + (archived if tier is Tier.COLD else ""))

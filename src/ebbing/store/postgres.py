@@ -78,6 +78,7 @@ def row_values(record: MemoryRecord) -> tuple[Any, ...]:
         record.security, record.tier.value, record.created_at.timestamp(), record.updated_at.timestamp(),
         record.last_accessed_at.timestamp() if record.last_accessed_at else None, int(record.access_count),
         int(record.update_count), Jsonb(record.metadata), list(record.source_ids), record.content_hash,
+        record.expires_at.timestamp() if record.expires_at else None,
     )
 
 

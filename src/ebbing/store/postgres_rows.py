@@ -19,7 +19,7 @@ LIVE = "('hot', 'warm')"
 FIELDS = (
     "seq", "id", "tenant", "user_id", "agent_id", "session_id", "text", "kind", "importance", "priority", "pinned",
     "held", "security", "tier", "created_at", "updated_at", "last_accessed_at", "access_count", "update_count",
-    "metadata", "source_ids", "content_hash",
+    "metadata", "source_ids", "content_hash", "expires_at",
 )
 COLUMNS = ", ".join(f"m.{name}" for name in FIELDS)
 VECTOR = len(FIELDS)
@@ -39,6 +39,7 @@ def record_from_row(row: Sequence[Any], vector: np.ndarray | None = None) -> Mem
         update_count=values["update_count"], tier=Tier(values["tier"]), metadata=dict(values["metadata"]),
         source_ids=list(values["source_ids"]), content_hash=values["content_hash"],
         embedding=None if vector is None else np.asarray(vector, dtype=np.float32),
+        expires_at=when(values["expires_at"]) if values["expires_at"] is not None else None,
     )
 
 
@@ -55,9 +56,10 @@ def archive_rows(conn: Connection, tenant: str, file: str, seqs: Sequence[int], 
     keys = [int(s) for s in seqs]
     conn.execute(
         "INSERT INTO archive_index (tenant, id, seq, user_id, file, archived_at, kind, importance, priority, pinned, "
-        "held, security, created_at, last_accessed_at, access_count, update_count, jitter) SELECT tenant, id, seq, "
-        "user_id, %s, %s, kind, importance, priority, pinned, held, security, created_at, last_accessed_at, "
-        f"access_count, update_count, jitter FROM memories WHERE tenant = %s AND seq = ANY(%s) AND tier IN {LIVE}",
+        "held, security, created_at, last_accessed_at, access_count, update_count, jitter, expires_at) SELECT "
+        "tenant, id, seq, user_id, %s, %s, kind, importance, priority, pinned, held, security, created_at, "
+        "last_accessed_at, access_count, update_count, jitter, expires_at FROM memories WHERE tenant = %s AND "
+        f"seq = ANY(%s) AND tier IN {LIVE}",
         (file, at, tenant, keys))
     conn.execute("DELETE FROM memories WHERE tenant = %s AND seq = ANY(%s)", (tenant, keys))
     conn.execute("DELETE FROM archive_files WHERE file = %s", (file,))

@@ -168,6 +168,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE facts ADD PRIMARY KEY (tenant, memory_id, slot, valid_from);
         """,
     ),
+    (
+        # An explicit end of life (`MemoryRecord.expires_at`), epoch seconds like every time here.
+        "0003_expires_at",
+        """
+        ALTER TABLE memories ADD COLUMN expires_at float8;
+        ALTER TABLE archive_index ADD COLUMN expires_at float8;
+        """,
+    ),
 ]
 
 

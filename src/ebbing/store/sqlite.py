@@ -39,7 +39,7 @@ from ebbing.text.terms import match_expression
 _FIELDS = (
     "seq", "id", "tenant", "user_id", "agent_id", "session_id", "text", "kind", "importance", "priority", "pinned",
     "held", "security", "tier", "created_at", "updated_at", "last_accessed_at", "access_count", "update_count",
-    "metadata", "source_ids", "content_hash",
+    "metadata", "source_ids", "content_hash", "expires_at",
 )
 _COLUMNS = ", ".join(f"m.{name}" for name in _FIELDS)
 _VECTOR = len(_FIELDS)  # index of the vector blob after the record's columns
@@ -60,6 +60,7 @@ def _record(row: sqlite3.Row | tuple[Any, ...], vector: bytes | None = None) -> 
         update_count=values["update_count"], tier=Tier(values["tier"]), metadata=json.loads(values["metadata"]),
         source_ids=json.loads(values["source_ids"]), content_hash=values["content_hash"],
         embedding=np.frombuffer(vector, dtype="<f4").copy() if vector is not None else None,
+        expires_at=when(values["expires_at"]) if values["expires_at"] is not None else None,
     )
 
 
@@ -71,7 +72,7 @@ def _row(record: MemoryRecord) -> tuple[Any, ...]:
         int(record.security), record.tier.value, record.created_at.timestamp(), record.updated_at.timestamp(),
         record.last_accessed_at.timestamp() if record.last_accessed_at else None, record.access_count,
         record.update_count, json.dumps(record.metadata, ensure_ascii=False), json.dumps(record.source_ids),
-        record.content_hash,
+        record.content_hash, record.expires_at.timestamp() if record.expires_at else None,
     )
 
 
@@ -577,8 +578,8 @@ class SQLiteStore:
             conn.execute(
                 "INSERT INTO archive_index (id, seq, tenant, user_id, file, archived_at, kind, importance, "
                 "priority, pinned, held, security, created_at, last_accessed_at, access_count, update_count, "
-                "jitter) SELECT id, seq, tenant, user_id, ?, ?, kind, importance, priority, pinned, held, "
-                f"security, created_at, last_accessed_at, access_count, update_count, jitter FROM memories "
+                "jitter, expires_at) SELECT id, seq, tenant, user_id, ?, ?, kind, importance, priority, pinned, held, "
+                f"security, created_at, last_accessed_at, access_count, update_count, jitter, expires_at FROM memories "
                 f"WHERE seq IN ({marks}) AND tier IN {_LIVE}",
                 (file, at, *seqs))
             users = {r[0] for r in conn.execute(f"SELECT DISTINCT user_id FROM memories WHERE seq IN ({marks})",

@@ -104,7 +104,7 @@ class Memory:
         self.embedder = embedder
         # PostgreSQL + pgvector at a postgresql:// URL (docs/scaling.md), psycopg imported only then; else SQLite
         self.store, archive_root = open_store(path, embedder.dimensions, read_only=read_only)
-        self.archive = Archive(Path(archive) if archive is not None else archive_root)
+        self.archive = Archive(archive if archive is not None else archive_root)  # a folder or s3://bucket/prefix
         self.lifecycle = Lifecycle(self.store, self.archive, self.composite, self.tenant, actor)
         self.tokens = tokens or XlmrTokens()
         background = LazyBackground(embedder, self.store)

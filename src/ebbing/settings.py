@@ -54,6 +54,8 @@ SETTINGS = (
             "LLM to classify, extract facts and summarise)"),
     Setting("llm_base_url", "EBBING_LLM_BASE_URL", "base URL of that endpoint"),
     Setting("llm_api_key", "EBBING_LLM_API_KEY", "its API key", secret=True),
+    Setting("archive", "EBBING_ARCHIVE", "where cold records go: a folder, or s3://bucket/prefix in any S3-compatible "
+            "store (default: beside a SQLite file; $EBBING_HOME/archive for PostgreSQL)"),
     Setting("webhook_url", "EBBING_WEBHOOK_URL", "http(s) URL that `serve` and `worker` POST the change feed to "
             "(signed with webhook_secret; docs/serving.md)"),
     Setting("webhook_secret", "EBBING_WEBHOOK_SECRET", "the HMAC key of the webhook's signature", secret=True),
@@ -101,8 +103,12 @@ class Settings:
         return self.home / f"postgres-{digest}.keys.db"
 
     @property
-    def archive(self) -> Path | None:
-        """A PostgreSQL store keeps its cold archive in the home folder; a SQLite one beside its file."""
+    def archive(self) -> str | Path | None:
+        """The configured archive (a folder or an s3:// URI); else a PostgreSQL store keeps its cold archive in the
+        home folder and a SQLite one beside its file (None: the library's default)."""
+        configured = self.values.get("archive")
+        if configured:
+            return configured if configured.startswith("s3://") else Path(configured).expanduser()
         return self.home / "archive" if self.is_postgres else None
 
     def embedder(self) -> Embedder | None:

@@ -6,6 +6,13 @@ its folder fsynced, so a file either exists complete or not at all. Files are ne
 a record (restore, purge) writes a replacement file. Which file holds which record is the store's
 business (its archive index); this module only reads and writes files.
 
+The archive may also live in any S3-compatible object store: `Archive("s3://bucket/prefix")`, through
+pyarrow's S3 filesystem (credentials from the usual AWS variables; options in the URI's query, e.g.
+`?endpoint_override=http://minio:9000&scheme=http&region=us-east-1`). There an object is written straight
+to its name: an upload (a multipart one for large files) becomes visible only once complete, so a killed
+upload leaves nothing, and the store's intent log removes what a killed sweep wrote but did not index, as it
+does on disk. No folder, rename or fsync is involved.
+
 Schema (one row a record): id, tenant, user_id, agent_id, session_id, text, kind, importance,
 priority, pinned, held, security, created_at, updated_at, last_accessed_at (timestamps in UTC),
 access_count, update_count, metadata (JSON text), source_ids (list of strings), content_hash,
@@ -25,6 +32,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from ebbing.model import Kind, MemoryRecord, Priority, Tier
@@ -56,9 +64,34 @@ def _safe(part: str) -> str:
     return part if part.replace("-", "").replace("_", "").isalnum() else "x" + part.encode().hex()
 
 
+def is_remote(location: object) -> bool:
+    return isinstance(location, str) and location.startswith("s3://")
+
+
 class Archive:
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+    def __init__(self, root: str | Path) -> None:
+        """`root`: a folder, or an `s3://bucket/prefix` URI (see the module docstring)."""
+        self.remote: tuple[pafs.FileSystem, str] | None = None
+        if is_remote(root):
+            filesystem, base = pafs.FileSystem.from_uri(str(root))
+            self.remote = (filesystem, base.rstrip("/"))
+            self.root = Path("/")  # unused for an object store: every path goes through `_object`
+        else:
+            self.root = Path(root)
+
+    def _object(self, relative: Path) -> str:
+        assert self.remote is not None
+        return f"{self.remote[1]}/{relative.as_posix()}"
+
+    def _exists(self, relative: Path) -> bool:
+        if self.remote is None:
+            return (self.root / relative).exists()
+        return bool(self.remote[0].get_file_info(self._object(relative)).type == pafs.FileType.File)
+
+    def _read_table(self, relative: Path) -> pa.Table:
+        if self.remote is None:
+            return pq.read_table(self.root / relative)
+        return pq.read_table(self._object(relative), filesystem=self.remote[0])
 
     def new_path(self, tenant: str, month: str) -> Path:
         """Where a new file for this tenant and month goes (relative to the root)."""
@@ -73,7 +106,11 @@ class Archive:
         self._durably(relative, pa.Table.from_pylist([_row(r, seq, at) for r, seq in records], schema=SCHEMA))
 
     def _durably(self, relative: Path, table: pa.Table) -> None:
-        """Write to a temporary name, fsync, rename into place, fsync the folder: whole or absent."""
+        """Write to a temporary name, fsync, rename into place, fsync the folder: whole or absent. In an object
+        store, one upload: visible whole once complete, never in part."""
+        if self.remote is not None:
+            pq.write_table(table, self._object(relative), filesystem=self.remote[0], compression="zstd")
+            return
         target = self.root / relative
         files.private_folder(target.parent)
         temporary = target.with_suffix(".tmp")
@@ -86,10 +123,9 @@ class Archive:
 
     def read(self, relative: Path, ids: Iterable[str] | None = None) -> list[tuple[MemoryRecord, int]]:
         """(record, seq) pairs of a file, all of them or those with the given ids; tier is cold."""
-        path = self.root / relative
-        if not path.exists():
+        if not self._exists(relative):
             return []
-        table = pq.read_table(path)
+        table = self._read_table(relative)
         if ids is not None:
             wanted = pa.array(list(ids), type=pa.string())
             table = table.filter(pc.is_in(table["id"], value_set=wanted))
@@ -98,10 +134,9 @@ class Archive:
     def rewrite_only(self, relative: Path, ids: Iterable[str], replacement: Path) -> int:
         """Write `replacement` holding only the rows of `relative` with these `ids`; return how many it kept
         (0: the file is missing or holds none of them, and no replacement was written)."""
-        path = self.root / relative
-        if not path.exists():
+        if not self._exists(relative):
             return 0
-        table = pq.read_table(path)
+        table = self._read_table(relative)
         kept = table.filter(pc.is_in(table["id"], value_set=pa.array(list(ids), type=pa.string())))
         if kept.num_rows == 0:
             return 0
@@ -109,6 +144,10 @@ class Archive:
         return int(kept.num_rows)
 
     def remove(self, relative: Path) -> None:
+        if self.remote is not None:
+            if self._exists(relative):
+                self.remote[0].delete_file(self._object(relative))
+            return
         path = self.root / relative
         path.with_suffix(".tmp").unlink(missing_ok=True)
         if path.exists():
@@ -116,6 +155,11 @@ class Archive:
             _fsync_dir(path.parent)
 
     def files(self) -> list[Path]:
+        if self.remote is not None:
+            filesystem, base = self.remote
+            found = filesystem.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+            return sorted(Path(info.path[len(base) + 1:]) for info in found
+                          if info.type == pafs.FileType.File and info.path.endswith(".parquet"))
         if not self.root.exists():
             return []
         return sorted(p.relative_to(self.root) for p in self.root.rglob("*.parquet"))

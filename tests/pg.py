@@ -109,3 +109,20 @@ def databases(server: Server) -> Iterator[str]:
         yield server.uri(name)
     finally:
         server.drop(name)
+
+
+# The SQL type of each retention column, as the `memories` table has it (ebbing.retention.sql says the same).
+RETENTION_TYPES = {"kind": "text", "importance": "float8", "priority": "text", "pinned": "boolean",
+                   "held": "boolean", "security": "boolean", "created_at": "float8", "last_accessed_at": "float8",
+                   "access_count": "integer", "update_count": "integer", "expires_at": "float8"}
+
+
+def retention_table(conn: psycopg.Connection[Any], rows: list[tuple[Any, ...]]) -> None:
+    """A temporary table `m` of retention rows (column `n` their order), for holding SQL scores against numpy."""
+    from ebbing.retention.base import RETENTION_COLUMNS
+
+    columns = ", ".join(f"{name} {RETENTION_TYPES[name]}" for name in RETENTION_COLUMNS)
+    conn.execute(f"CREATE TEMP TABLE m (n int, {columns})")
+    with conn.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO m VALUES (%s, {', '.join(['%s'] * len(RETENTION_COLUMNS))})",
+                           [(i, *row) for i, row in enumerate(rows)])

@@ -20,7 +20,7 @@ from ebbing import Memory
 from ebbing.embed.hashing import HashEmbedder
 from ebbing.errors import StoreError
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Tier, new_id, when
-from ebbing.retention.base import KINDS, PRIORITIES, RETENTION_COLUMNS, RecordBatch
+from ebbing.retention.base import KINDS, PRIORITIES, RecordBatch
 from ebbing.retention.composite import Composite
 from ebbing.retention.config import DAY, RetentionConfig
 from ebbing.store.postgres import PostgresStore
@@ -28,6 +28,7 @@ from ebbing.store.postgres_schema import MIGRATIONS
 from ebbing.store.postgres_sweep import placement_sql, retention_sql
 
 from .conftest import T0
+from .pg import retention_table
 
 NOW = T0.timestamp() + 200 * DAY
 
@@ -56,12 +57,7 @@ def _random_rows(rng: np.random.Generator, count: int) -> list[tuple[Any, ...]]:
 def test_the_sql_score_is_the_python_policies_score(pg_url: str, config: RetentionConfig) -> None:
     rows = _random_rows(np.random.default_rng(7), 3000)
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("CREATE TEMP TABLE m (n int, kind text, importance float8, priority text, pinned boolean, "
-                     "held boolean, security boolean, created_at float8, last_accessed_at float8, "
-                     "access_count integer, update_count integer, expires_at float8)")
-        with conn.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO m VALUES (%s, {', '.join(['%s'] * len(RETENTION_COLUMNS))})",
-                               [(i, *row) for i, row in enumerate(rows)])
+        retention_table(conn, rows)
         score = retention_sql(config, NOW)
         found = conn.execute(f"SELECT {score}, {placement_sql(config, NOW, score)} FROM m ORDER BY n").fetchall()
     composite = Composite(config)

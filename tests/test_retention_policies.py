@@ -20,7 +20,7 @@ from ebbing.errors import InvalidInput
 from ebbing.lifecycle.sweep import Sweeper, SweepReport
 from ebbing.model import Event, Kind, MemoryRecord, Priority, new_id, when
 from ebbing.retention import fused
-from ebbing.retention.base import KINDS, PRIORITIES, RETENTION_COLUMNS, RecordBatch, SqlPolicy
+from ebbing.retention.base import KINDS, PRIORITIES, RecordBatch, SqlPolicy
 from ebbing.retention.composite import Composite
 from ebbing.retention.config import DAY, RetentionConfig
 from ebbing.retention.ebbinghaus import Ebbinghaus
@@ -30,6 +30,7 @@ from ebbing.retention.sql import elapsed, literal
 from ebbing.store import postgres_sweep
 
 from .conftest import T0
+from .pg import retention_table
 
 NOW = T0.timestamp() + 200 * DAY
 CONFIG = RetentionConfig()
@@ -185,12 +186,7 @@ def test_each_policys_sql_is_its_python_score(pg_url: str) -> None:
         "composite": Composite(CONFIG, [(Ebbinghaus(CONFIG), 0.6), (Importance(CONFIG), 0.3), (SqlFreshness(), 0.1)]),
     }
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("CREATE TEMP TABLE m (n int, kind text, importance float8, priority text, pinned boolean, "
-                     "held boolean, security boolean, created_at float8, last_accessed_at float8, "
-                     "access_count integer, update_count integer, expires_at float8)")
-        with conn.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO m VALUES (%s, {', '.join(['%s'] * len(RETENTION_COLUMNS))})",
-                               [(i, *row) for i, row in enumerate(rows)])
+        retention_table(conn, rows)
         columns = ", ".join(policy.sql("m", NOW) for policy in policies.values())
         found = np.array(conn.execute(f"SELECT {columns} FROM m ORDER BY n").fetchall(), dtype=np.float64)
     for index, (name, policy) in enumerate(policies.items()):

@@ -6,6 +6,7 @@ path (`ingest`), ranking, use counting and context assembly (`recall`), and move
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -31,9 +32,10 @@ from ebbing.lifecycle.archive import Archive
 from ebbing.lifecycle.consolidation import Consolidation
 from ebbing.lifecycle.forget_requests import ForgetConfig, Requests
 from ebbing.lifecycle.operations import Lifecycle
+from ebbing.lifecycle.reviews import ReviewQueue
 from ebbing.lifecycle.sweep import Sweeper, SweepReport
 from ebbing.llm.base import LLM
-from ebbing.model import AddResult, Event, ForgetOutcome, Hit, MemoryRecord, Scope, role_is_assistant
+from ebbing.model import AddResult, Event, ForgetOutcome, Hit, MemoryRecord, Review, Scope, role_is_assistant
 from ebbing.recall.assembly import Assembly
 from ebbing.recall.background import LazyBackground
 from ebbing.recall.cold import ColdFiles, ColdIndex
@@ -51,6 +53,11 @@ from ebbing.text.terms import terms
 from ebbing.text.tokens import TokenCounter, XlmrTokens
 
 __all__ = ["ImportReport", "Memory"]
+
+
+def _import_source(sources: Sequence[str]) -> str:
+    """What an import line without its own `source` is: "import" when configured, else the lowest source."""
+    return "import" if "import" in sources else sources[-1]
 
 
 def _id(memory_id: Any) -> str:
@@ -89,6 +96,7 @@ class Memory:
         privacy: bool | None = None,
         forgetting: ForgetConfig | None = None,
         read_only: bool = False,
+        sources: Sequence[str] | None = None,
     ) -> None:
         self.tenant = validate.name(tenant, "tenant", required=True) or "default"
         self.search_config = search or SearchConfig()
@@ -109,8 +117,11 @@ class Memory:
         self.tokens = tokens or XlmrTokens()
         background = LazyBackground(embedder, self.store)
         # With an LLM, it classifies, extracts facts and summarises; the rules remain its fallback.
-        self.ingest = Ingest(self.store, lambda texts: self.embedder.embed(texts), background,
-                             ingest or IngestConfig(), box=self.secret_box, actor=actor,
+        ingest = ingest or IngestConfig()
+        if sources is not None:  # who may replace whose values, highest authority first (ebbing.ingest.authority)
+            ingest = dataclasses.replace(ingest, sources=tuple(sources))
+        self.ingest = Ingest(self.store, lambda texts: self.embedder.embed(texts), background, ingest,
+                             box=self.secret_box, actor=actor,
                              classifier=LLMClassifier(llm) if llm else None, extractor=LLMFacts(llm) if llm else None,
                              embedder=f"{embedder.name}:{embedder.dimensions}")
         self.consolidation = Consolidation(
@@ -124,6 +135,7 @@ class Memory:
         self.assembly = Assembly(self.store, self.tenant, self.context_config, self.tokens, self.composite,
                                  lambda query, scope, limit, now, goal: self.ranker.rank(query, scope, limit, None,
                                                                                           now, goal=goal))
+        self.review_queue = ReviewQueue(self.store, self.lifecycle, self.tenant)
         self.requests = Requests(self.store, self.lifecycle, self._rank_for_forget, forgetting or ForgetConfig(),
                                  cold.clear, self.ranker.same_attribute)
         if privacy is not None:
@@ -180,9 +192,13 @@ class Memory:
         *,
         dedupe: bool = True,
         expires_at: Instant = None,
+        source: str | None = None,
     ) -> AddResult:
         """Remember `text`. Kind, importance and priority left None are inferred from the text. `expires_at` ends
         its life explicitly: hidden from search and context after it, moved by the next sweep (as forgotten).
+        `source` says who said it (default "user"; "agent" for a message whose metadata role is the assistant's):
+        a newer value from a source of lower authority than the current value's waits in the review queue
+        (`reviews`) instead of replacing it.
 
         A restatement of a stored record strengthens that record instead of adding a copy, unless `dedupe=False`
         (a key-value surface such as the LangGraph store, where every key is its own record).
@@ -193,7 +209,8 @@ class Memory:
         about (ebbing.lifecycle.forget_requests). `dedupe=False` and assistant messages store the text as is."""
         made = draft({"text": text, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
                              "kind": kind, "importance": importance, "pinned": pinned, "priority": priority,
-                             "metadata": metadata, "expires_at": expires_at}, at, self.tenant, self.ingest.tag_key)
+                             "metadata": metadata, "expires_at": expires_at, "source": source}, at, self.tenant,
+                     self.ingest.tag_key, sources=self.ingest.config.sources)
         if validate.flag(dedupe, "dedupe") and not role_is_assistant(made.metadata):
             request = detect_forget_request(made.text)
             if request is not None:  # "forget what I told you about ...": act on it, store nothing of it
@@ -219,7 +236,9 @@ class Memory:
         """
         now = to_epoch(at)
         return import_file(path, self.store, self.tenant, self.ingest.tag_key,
-                           lambda item: draft(item, now, self.tenant, self.ingest.tag_key, strict=True), self._write,
+                           lambda item: draft(item, now, self.tenant, self.ingest.tag_key, strict=True,
+                                              sources=self.ingest.config.sources, default_source=_import_source(
+                                                  self.ingest.config.sources)), self._write,
                            skip_invalid=skip_invalid, on_progress=on_progress)
 
     def update(
@@ -251,6 +270,25 @@ class Memory:
         """Whether a recalled record helped: useful reinforces it like a recall, not useful makes it fade sooner
         (`Lifecycle.feedback`); `explain` counts both."""
         return self.lifecycle.feedback(_id(memory_id), validate.flag(useful, "useful"), to_epoch(at))
+
+    # -- review: newer values a source's authority held back ----------------------------------------
+
+    def reviews(self, user_id: str | None = None, status: str | None = "pending", limit: int = 100) -> list[Review]:
+        """Supersessions waiting for a person (or decided: `status` "accepted", "rejected", None for all), oldest
+        first; `user_id` None lists every user's."""
+        user = validate.name(user_id, "user_id")
+        return self.review_queue.list(user, every_user=user is None, status=status, limit=validate.limit(limit))
+
+    def review(self, review_id: str) -> Review:
+        return self.review_queue.get(review_id)
+
+    def accept_review(self, review_id: str, note: str = "", at: Instant = None) -> Review:
+        """The held value replaces the current one (audited with this Memory's actor and `note`)."""
+        return self.review_queue.accept(review_id, to_epoch(at), self.actor, self._note(note))
+
+    def reject_review(self, review_id: str, note: str = "", at: Instant = None) -> Review:
+        """The current value stays; the held statement goes to the trash (restorable until purged)."""
+        return self.review_queue.reject(review_id, to_epoch(at), self.actor, self._note(note))
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -442,6 +480,11 @@ class Memory:
 
     def _write(self, drafts: list[Draft], *, dedupe: bool = False) -> tuple[list[MemoryRecord], list[Event]]:
         return self.ingest.write(drafts, self.tenant, self.get, dedupe=dedupe)
+
+    def _note(self, note: str) -> str:
+        if not isinstance(note, str) or len(note) > validate.MAX_ID_CHARS * 4:
+            raise InvalidInput("note", f"must be a string of at most {validate.MAX_ID_CHARS * 4} characters")
+        return str(redact(note, tag_key=self.ingest.tag_key))  # a pasted secret never reaches the audit log
 
     def _rank_for_forget(self, query: str, scope: Scope, limit: int, now: float) -> list[Hit]:
         return self.ranker.rank(query, scope, limit, None, now, include_cold=True)

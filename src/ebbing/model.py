@@ -77,6 +77,9 @@ class MemoryRecord:
     # An explicit end of life: after it the record is hidden from search and context, and the next sweep moves
     # it as if forgotten (by its priority's rules; only a legal hold keeps it where it is).
     expires_at: datetime | None = None
+    # Who said it: "user", "agent", "tool", "import" or a configured name. A newer value from a source ranking
+    # below the current one's does not replace it; it waits for a person's review (`lifecycle.reviews`).
+    source: str = "user"
 
     @property
     def scope(self) -> Scope:
@@ -111,6 +114,7 @@ class MemoryRecord:
             "source_ids": self.source_ids,
             "content_hash": self.content_hash,
             "expires_at": self.expires_at.isoformat() if self.expires_at else None,
+            "source": self.source,
         }
         if embedding and self.embedding is not None:
             out["embedding"] = [float(x) for x in self.embedding]
@@ -186,6 +190,35 @@ class AddResult:
         if self.forget is not None:
             out["forget"] = self.forget.to_dict()
         return out
+
+
+@dataclass(frozen=True)
+class Review:
+    """A newer value held back for a person to decide: its source ranks below the source of the value it would
+    replace (`lifecycle.reviews`). `proposed` and `current` are the two records' texts at the time of asking."""
+
+    id: str
+    memory_id: str  # the newer statement, waiting
+    incumbent: str  # the record whose value it would replace
+    user_id: str | None
+    source: str
+    incumbent_source: str
+    created_at: datetime
+    status: str  # pending, accepted or rejected
+    proposed: str = ""
+    current: str = ""
+    decided_at: datetime | None = None
+    decided_by: str | None = None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "memory_id": self.memory_id, "incumbent": self.incumbent, "user_id": self.user_id,
+            "source": self.source, "incumbent_source": self.incumbent_source,
+            "created_at": self.created_at.isoformat(), "status": self.status, "proposed": self.proposed,
+            "current": self.current, "decided_at": self.decided_at.isoformat() if self.decided_at else None,
+            "decided_by": self.decided_by, "note": self.note,
+        }
 
 
 def expired(record: MemoryRecord, now: float) -> bool:

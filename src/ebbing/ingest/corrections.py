@@ -65,7 +65,8 @@ def correct(ingest: Ingest, get: Callable[[str], MemoryRecord], memory_id: str, 
     ingest.store.replace(updated, revision.terms if revision else None,
                          [Event(record.id, "update", when(now), actor, "", {"fields": changed, **data}),
                           *(plan.events if plan else [])],
-                         secrets=sealed, facts=plan.facts if plan else (), closings=plan.closings if plan else ())
+                         secrets=sealed, facts=plan.facts if plan else (), closings=plan.closings if plan else (),
+                         reviews=plan.reviews if plan else ())
     return updated
 
 

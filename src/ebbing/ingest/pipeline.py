@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ebbing.ingest.authority import DEFAULT_SOURCES, Authority, check_sources
 from ebbing.ingest.classify import Classifier, RuleClassifier
 from ebbing.ingest.facts import Fact, FactExtractor, RuleFacts
 from ebbing.ingest.guard import SecretBox, guard
@@ -35,7 +36,7 @@ from ebbing.judgement.sameness import shipped as shipped_sameness
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, role_is_assistant, when
 from ebbing.recall.search import Background, is_cjk
 from ebbing.retention.base import MARKED_IMPORTANCE
-from ebbing.store.base import Closing, FactRow, Facts, Meta, Reads, SealedSecret, Search, Writes
+from ebbing.store.base import Closing, FactRow, Facts, Meta, Reads, ReviewRow, SealedSecret, Search, Writes
 from ebbing.text.slots import same_slot, slot_head
 from ebbing.text.terms import terms
 
@@ -57,6 +58,11 @@ class IngestConfig:
     # purpose, as trashing what is needed costs more than archiving what is not: on the development set,
     # cross-validated, 0.1 keeps 99.4% of what is needed later and 15.5% of the rest (0.5: 95.6% and 4.5%).
     keep_in_archive: float = 0.1
+    # Sources, highest authority first (`ingest.authority`): a newer value from a lower one waits for review.
+    sources: tuple[str, ...] = DEFAULT_SOURCES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", check_sources(self.sources))
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ class Neighbour:
     access_count: int
     z: float  # the pair's calibrated vector relevance
     created_at: float
+    source: str = "user"
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,7 @@ class Draft:
     access_count: int = 0
     source_ids: tuple[str, ...] = ()
     expires_at: float | None = None  # an explicit end of life (epoch seconds), after created_at
+    source: str = "user"  # who said it (`ingest.authority`)
 
 
 @dataclass
@@ -113,6 +121,7 @@ class Plan:
     # (existing id, uses to add, event, the saying's id for the record's sources)
     merges: list[tuple[str, int, Event, str]] = field(default_factory=list)
     results: list[str] = field(default_factory=list)  # per kept draft: the id it ended up as
+    reviews: list[ReviewRow] = field(default_factory=list)  # supersessions held for a person (`ingest.authority`)
 
 
 def slot_key(fact: Fact) -> str:
@@ -142,6 +151,7 @@ class Ingest:
         self.judge = judge or RuleJudge()
         self.box, self.actor = box, actor
         self.tag_key = tag_key(store)
+        self.authority = Authority(config.sources)
 
     def prepare(self, drafts: Sequence[Draft], *, dedupe: bool) -> Plan:
         """`dedupe`: the interactive write path (add, update): restatements merge and each new statement is
@@ -194,7 +204,7 @@ class Ingest:
         the record each draft ended up as (`get` reads a merged-into one) and the events."""
         plan = self.prepare(drafts, dedupe=dedupe)
         self.store.insert(plan.records, plan.terms, plan.events, facts=plan.facts, closings=plan.closings,
-                          secrets=plan.secrets)
+                          secrets=plan.secrets, reviews=plan.reviews)
         events = list(plan.events)
         for memory_id, uses, event, saying in plan.merges:
             self.store.reinforce(tenant, memory_id, uses, event.at.timestamp(), [event], source_id=saying)
@@ -262,7 +272,7 @@ class Ingest:
             last_accessed_at=when(draft.last_accessed_at) if draft.last_accessed_at is not None else None,
             access_count=draft.access_count, metadata=draft.metadata, source_ids=list(draft.source_ids),
             content_hash=content_hash(text), embedding=vector,
-            expires_at=when(draft.expires_at) if draft.expires_at is not None else None,
+            expires_at=when(draft.expires_at) if draft.expires_at is not None else None, source=draft.source,
         )
         return record, salient
 
@@ -325,7 +335,7 @@ class Ingest:
             if judgement.verdict is Verdict.RESTATES and not _mergeable(record.kind, old.kind):
                 judgement = Judgement(Verdict.DISTINCT, judgement.score, {**judgement.signals, "why": "kinds"})
             out.append((Neighbour(old.id, old.text, old.kind, old.access_count, value,
-                                  old.created_at.timestamp()), judgement))
+                                  old.created_at.timestamp(), old.source), judgement))
         return out
 
     def _merge(self, record: MemoryRecord, into: Neighbour, judgement: Judgement) -> tuple[str, int, Event, str]:
@@ -344,25 +354,45 @@ class Ingest:
         at = record.created_at.timestamp()
         rows = [r for r in current if r.memory_id == old.id]
         new_rows = {r.slot: r for r in plan.facts if r.memory_id == record.id}
+        facts: list[FactRow] = []
+        closings: list[Closing] = []
         if rows:
             slot, root, attribute = rows[0].slot, rows[0].root, rows[0].attribute
-            for row in rows:
-                plan.closings.append(Closing(row.memory_id, row.slot, at, record.id))
-                current.remove(row)
+            closings += [Closing(row.memory_id, row.slot, at, record.id) for row in rows]
         else:
             slot, attribute = judged_slot(old.text, record.text)
             root = old.id
-            plan.facts.append(FactRow(old.id, slot, "user", attribute, _clip(old.text), None, old.created_at,
-                                      valid_to=at, superseded_by=record.id, root=old.id, user_id=record.user_id))
+            facts.append(FactRow(old.id, slot, "user", attribute, _clip(old.text), None, old.created_at,
+                                 valid_to=at, superseded_by=record.id, root=old.id, user_id=record.user_id))
         if slot not in new_rows:
-            row = FactRow(record.id, slot, "user", attribute, _clip(record.text), None, at, supersedes=old.id,
-                          root=root, user_id=record.user_id)
-            plan.facts.append(row)
-            current.append(row)
+            facts.append(FactRow(record.id, slot, "user", attribute, _clip(record.text), None, at, supersedes=old.id,
+                                 root=root, user_id=record.user_id))
+        if self.authority.yields(record.source, old.source):
+            self._hold(record, old.id, old.source, slot, facts, closings, plan, judgement)
+            return
+        for row in rows:
+            current.remove(row)
+        plan.closings += closings
+        plan.facts += facts
+        current += [row for row in facts if row.memory_id == record.id]
         plan.events.append(Event(old.id, "supersede", record.created_at, self.actor,
                                  f"judged a newer value ({judgement.signals.get('why', '')})", {
                                      "superseded_by": record.id, "slot": _slot_hash(slot),
                                      "judgement": judgement.audit()}))
+
+    def _hold(self, record: MemoryRecord, old_id: str, old_source: str, slot: str, facts: Sequence[FactRow],
+              closings: Sequence[Closing], plan: Plan, judgement: Judgement | None = None) -> None:
+        """A newer value whose source ranks below the current one's: the record is kept, and what superseding
+        would write waits in the review queue (`lifecycle.reviews`) instead of the timeline."""
+        review = ReviewRow(new_id(record.created_at.timestamp()), record.tenant, record.user_id, record.id, old_id,
+                           record.source, old_source, record.created_at.timestamp(), tuple(facts), tuple(closings))
+        plan.reviews.append(review)
+        data: dict[str, Any] = {"review": review.id, "incumbent": old_id, "slot": _slot_hash(slot),
+                                "source": record.source, "incumbent_source": old_source}
+        if judgement is not None:
+            data["judgement"] = judgement.audit()
+        plan.events.append(Event(record.id, "review", record.created_at, self.actor,
+                                 f"held for review: source {record.source} ranks below {old_source}", data))
 
     def _facts(self, record: MemoryRecord, stated: Sequence[Fact], current: list[FactRow], plan: Plan,
                judged: dict[str, Judgement] | None = None) -> set[str]:
@@ -383,6 +413,14 @@ class Ingest:
             row = FactRow(record.id, slot, fact.subject, fact.attribute, fact.value, fact.reason, at,
                           supersedes=previous.memory_id if previous else None,
                           root=previous.root if previous else record.id, user_id=record.user_id)
+            if previous is not None:
+                older = self._source_of(record.tenant, previous.memory_id)
+                if self.authority.yields(record.source, older):
+                    closed.add(previous.memory_id)  # handled: the judge does not supersede it either
+                    self._hold(record, previous.memory_id, older, previous.slot, [row],
+                               [Closing(previous.memory_id, previous.slot, at, record.id)], plan,
+                               judged.get(previous.memory_id) if judged else None)
+                    continue
             plan.facts.append(row)
             current.append(row)
             if previous is not None:
@@ -395,6 +433,13 @@ class Ingest:
                 plan.events.append(Event(previous.memory_id, "supersede", record.created_at, self.actor,
                                          "a newer value for the same slot", data))
         return closed
+
+
+    def _source_of(self, tenant: str, memory_id: str) -> str:
+        """Who said a stored record; one the live store no longer holds (archived) is taken as the highest
+        authority, so a lower source never replaces it unseen."""
+        found = self.store.get(tenant, memory_id)
+        return found.source if found is not None else self.authority.order[0]
 
 
 def tag_key(store: Meta) -> bytes:

@@ -48,6 +48,7 @@ SCHEMA = pa.schema([
     ("content_hash", pa.string()), ("embedding", pa.list_(pa.float32())), ("seq", pa.int64()),
     ("archived_at", _TS),
     ("expires_at", _TS),  # added later: files written before it have no such column, read as None
+    ("source", pa.string()),  # added later: read as "user" from older files
 ])
 
 
@@ -179,6 +180,7 @@ def _row(record: MemoryRecord, seq: int, at: float) -> dict[str, Any]:
         "content_hash": record.content_hash,
         "embedding": None if record.embedding is None else np.asarray(record.embedding, dtype=np.float32).tolist(),
         "seq": seq, "archived_at": datetime.fromtimestamp(at, tz=UTC), "expires_at": record.expires_at,
+        "source": record.source,
     }
 
 
@@ -193,5 +195,5 @@ def _record(row: dict[str, Any]) -> MemoryRecord:
         update_count=row["update_count"], tier=Tier.COLD, metadata=json.loads(row["metadata"]),
         source_ids=list(row["source_ids"] or []), content_hash=row["content_hash"],
         embedding=None if embedding is None else np.asarray(embedding, dtype=np.float32),
-        expires_at=row.get("expires_at"),
+        expires_at=row.get("expires_at"), source=row.get("source") or "user",
     )

@@ -71,6 +71,27 @@ class Closing:
 
 
 @dataclass(frozen=True)
+class ReviewRow:
+    """A supersession held back for a person: the newer statement's source ranks below the older one's
+    (`lifecycle.reviews`). `facts` and `closings` are what accepting it writes, as the write path planned them."""
+
+    id: str
+    tenant: str
+    user_id: str | None
+    memory_id: str  # the newer statement, waiting (ranked like a retired value meanwhile)
+    incumbent: str  # the record whose value it would replace
+    source: str
+    incumbent_source: str
+    created_at: float
+    facts: tuple[FactRow, ...] = ()
+    closings: tuple[Closing, ...] = ()
+    status: str = "pending"  # pending, accepted, rejected
+    decided_at: float | None = None
+    decided_by: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class SealedSecret:
     memory_id: str
     placeholder: str
@@ -84,15 +105,16 @@ class Writes(Protocol):
 
     def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event], *,
                facts: Sequence[FactRow] = (), closings: Sequence[Closing] = (),
-               secrets: Sequence[SealedSecret] = ()) -> None:
-        """Add records (with their embedding set), their events, facts, closed facts and sealed secrets in
-        one transaction."""
+               secrets: Sequence[SealedSecret] = (), reviews: Sequence[ReviewRow] = ()) -> None:
+        """Add records (with their embedding set), their events, facts, closed facts, sealed secrets and the
+        supersessions they hold for review in one transaction."""
 
     def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
                 secrets: Sequence[SealedSecret] = (), facts: Sequence[FactRow] = (),
-                closings: Sequence[Closing] = ()) -> None:
+                closings: Sequence[Closing] = (), reviews: Sequence[ReviewRow] = ()) -> None:
         """Write a changed record; `terms` None means the text and vector did not change. Facts and closings
-        (a corrected text's new values and the old ones it ends) go in the same transaction."""
+        (a corrected text's new values and the old ones it ends) and held supersessions go in the same
+        transaction."""
 
     def reinforce(self, tenant: str, memory_id: str, count: int, at: float, events: Sequence[Event], *,
                   source_id: str | None = None) -> None:
@@ -171,6 +193,24 @@ class Facts(Protocol):
     def timeline(self, tenant: str, root: str) -> list[FactRow]: ...
 
     def facts_of(self, tenant: str, memory_ids: Sequence[str]) -> list[FactRow]: ...
+
+
+class Reviews(Protocol):
+    """Supersessions held for a person to accept or reject (`lifecycle.reviews`)."""
+
+    def reviews(self, tenant: str, status: str | None, user_id: str | None, *, every_user: bool,
+                limit: int) -> list[ReviewRow]:
+        """Oldest first; `status` None: any; `every_user`: ignore `user_id`."""
+        ...
+
+    def get_review(self, tenant: str, review_id: str) -> ReviewRow | None: ...
+
+    def decide_review(self, tenant: str, review_id: str, status: str, at: float, actor: str, note: str,
+                      events: Sequence[Event], *, facts: Sequence[FactRow] = (),
+                      closings: Sequence[Closing] = ()) -> bool:
+        """Close a pending review as `status` with its events, facts and closings, in one transaction. False (and
+        nothing written) when it was no longer pending or a value it closes is no longer current."""
+        ...
 
 
 class Secrets(Protocol):
@@ -259,7 +299,7 @@ class ArchiveIndex(Protocol):
         ...
 
 
-class FullStore(Writes, Reads, Search, AccessLog, Meta, Listing, Facts, Secrets, Views, Tiers, ColdReads,
+class FullStore(Writes, Reads, Search, AccessLog, Meta, Listing, Facts, Reviews, Secrets, Views, Tiers, ColdReads,
                 ArchiveIndex, Protocol):
     """Everything a backend implements (SQLite, PostgreSQL). Each engine part asks only for the protocols above
     that it uses (`recall.ranking.RankingStore`, `lifecycle.sweep.SweepStore`, ...), so what it touches is plain."""

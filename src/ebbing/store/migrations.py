@@ -168,6 +168,32 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE archive_index ADD COLUMN expires_at REAL
         """,
     ),
+    (
+        # Who said each record (`MemoryRecord.source`), and the supersessions a source's authority held back for a
+        # person to accept or reject (`lifecycle.reviews`); `plan` holds what accepting writes (JSON).
+        "0006_sources_and_reviews",
+        """
+        ALTER TABLE memories ADD COLUMN source TEXT NOT NULL DEFAULT 'user';
+        CREATE TABLE reviews (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            user_id TEXT,
+            memory_id TEXT NOT NULL,
+            incumbent TEXT NOT NULL,
+            source TEXT NOT NULL,
+            incumbent_source TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            plan TEXT NOT NULL,
+            status TEXT NOT NULL,
+            decided_at REAL,
+            decided_by TEXT,
+            note TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX reviews_status ON reviews (tenant, status, created_at);
+        CREATE INDEX reviews_memory ON reviews (memory_id, status);
+        CREATE INDEX reviews_incumbent ON reviews (incumbent)
+        """,
+    ),
 ]
 
 

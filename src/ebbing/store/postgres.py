@@ -35,7 +35,7 @@ from psycopg.types.json import Jsonb
 from ebbing.errors import StoreError
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, Tier, when
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
-from ebbing.store.base import Candidate, Closing, FactRow, FullStore, SealedSecret, SweepRows
+from ebbing.store.base import Candidate, Closing, FactRow, FullStore, ReviewRow, SealedSecret, SweepRows
 from ebbing.store.postgres_filters import compile_postgres
 from ebbing.store.postgres_rows import (
     COLUMNS,
@@ -48,6 +48,8 @@ from ebbing.store.postgres_rows import (
     window_sql,
 )
 from ebbing.store.postgres_schema import migrate
+from ebbing.store.reviews import COLUMNS as REVIEW_COLUMNS
+from ebbing.store.reviews import review_from, review_values
 from ebbing.store.sqlite import jitter
 
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
@@ -78,7 +80,7 @@ def row_values(record: MemoryRecord) -> tuple[Any, ...]:
         record.security, record.tier.value, record.created_at.timestamp(), record.updated_at.timestamp(),
         record.last_accessed_at.timestamp() if record.last_accessed_at else None, int(record.access_count),
         int(record.update_count), Jsonb(record.metadata), list(record.source_ids), record.content_hash,
-        record.expires_at.timestamp() if record.expires_at else None,
+        record.expires_at.timestamp() if record.expires_at else None, record.source,
     )
 
 
@@ -271,7 +273,7 @@ class PostgresStore:
 
     def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event], *,
                facts: Sequence[FactRow] = (), closings: Sequence[Closing] = (),
-               secrets: Sequence[SealedSecret] = ()) -> None:
+               secrets: Sequence[SealedSecret] = (), reviews: Sequence[ReviewRow] = ()) -> None:
         if not records:
             return
         if len(records) != len(terms):
@@ -288,6 +290,7 @@ class PostgresStore:
                 "INSERT INTO secrets VALUES (%s, %s, %s, %s, %s)",
                 [(tenant_of.get(x.memory_id, records[0].tenant), x.memory_id, x.placeholder, x.kind, x.ciphertext)
                  for x in secrets])
+            _write_reviews(cursor, reviews)
             by_tenant: dict[str, list[Event]] = {}
             for event in events:
                 by_tenant.setdefault(tenant_of.get(event.memory_id, records[0].tenant), []).append(event)
@@ -296,7 +299,7 @@ class PostgresStore:
 
     def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
                 secrets: Sequence[SealedSecret] = (), facts: Sequence[FactRow] = (),
-                closings: Sequence[Closing] = ()) -> None:
+                closings: Sequence[Closing] = (), reviews: Sequence[ReviewRow] = ()) -> None:
         values = dict(zip(WRITABLE, row_values(record), strict=True))
         changing = [name for name in WRITABLE if name not in ("id", "tenant", "created_at")]
         sets = [f"{name} = %s" for name in changing]
@@ -315,6 +318,7 @@ class PostgresStore:
                     "DO UPDATE SET kind = excluded.kind, ciphertext = excluded.ciphertext",
                     [(record.tenant, x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
                 _write_facts(cursor, record.tenant, {}, facts, closings)
+                _write_reviews(cursor, reviews)
             self.insert_events(conn, record.tenant, events)
 
     def record_access(self, tenant: str, ids: Sequence[str], at: float, window: float, actor: str) -> set[str]:
@@ -403,8 +407,10 @@ class PostgresStore:
             return []
         rows = self._rows(
             "SELECT m.seq, m.text, m.terms, m.embedding, "
-            "EXISTS (SELECT 1 FROM facts x WHERE x.tenant = m.tenant AND x.memory_id = m.id) AND NOT EXISTS "
-            "(SELECT 1 FROM facts x WHERE x.tenant = m.tenant AND x.memory_id = m.id AND x.valid_to IS NULL), "
+            "(EXISTS (SELECT 1 FROM facts x WHERE x.tenant = m.tenant AND x.memory_id = m.id) AND NOT EXISTS "
+            "(SELECT 1 FROM facts x WHERE x.tenant = m.tenant AND x.memory_id = m.id AND x.valid_to IS NULL)) OR "
+            "EXISTS (SELECT 1 FROM reviews r WHERE r.tenant = m.tenant AND r.memory_id = m.id "
+            "AND r.status = 'pending'), "
             f"{', '.join('m.' + c for c in RETENTION_COLUMNS)} FROM memories m "
             f"WHERE m.seq = ANY(%s) AND m.tier IN {LIVE}", ([int(k) for k in keys],))
         return [Candidate(row[0], row[1], list(row[2]), row[3], tuple(row[5:]), stale=bool(row[4])) for row in rows]
@@ -628,6 +634,48 @@ class PostgresStore:
         user, params = user_clause(user_id)
         return self._facts(f"tenant = %s AND {user}", [tenant, *params])
 
+    # -- reviews -------------------------------------------------------------------------------------
+
+    def reviews(self, tenant: str, status: str | None, user_id: str | None, *, every_user: bool,
+                limit: int) -> list[ReviewRow]:
+        where, params = ["tenant = %s"], list[Any]([tenant])
+        if status is not None:
+            where.append("status = %s")
+            params.append(status)
+        if not every_user:
+            user, user_params = user_clause(user_id)
+            where.append(user)
+            params += user_params
+        return self._reviews(f"{' AND '.join(where)} ORDER BY created_at, id COLLATE \"C\" LIMIT %s",
+                             [*params, limit])
+
+    def get_review(self, tenant: str, review_id: str) -> ReviewRow | None:
+        found = self._reviews("tenant = %s AND id = %s", [tenant, review_id])
+        return found[0] if found else None
+
+    def decide_review(self, tenant: str, review_id: str, status: str, at: float, actor: str, note: str,
+                      events: Sequence[Event], *, facts: Sequence[FactRow] = (),
+                      closings: Sequence[Closing] = ()) -> bool:
+        try:
+            with self._write() as conn:
+                changed = conn.execute(b"UPDATE reviews SET status = %s, decided_at = %s, decided_by = %s, note = %s "
+                                       b"WHERE tenant = %s AND id = %s AND status = 'pending'",
+                                       (status, at, actor, note, tenant, review_id)).rowcount
+                if changed != 1 or not all(conn.execute(
+                        b"SELECT 1 FROM facts WHERE tenant = %s AND memory_id = %s AND slot = %s AND valid_to IS NULL",
+                        (tenant, c.memory_id, c.slot)).fetchone() for c in closings):
+                    raise _Undecided
+                with conn.cursor() as cursor:
+                    _write_facts(cursor, tenant, {}, facts, closings)
+                self.insert_events(conn, tenant, events)
+        except _Undecided:
+            return False  # the transaction rolled back: nothing written
+        return True
+
+    def _reviews(self, where: str, params: list[Any]) -> list[ReviewRow]:
+        rows = self._rows(f"SELECT {', '.join(REVIEW_COLUMNS)} FROM reviews WHERE {where}", params)
+        return [review_from(dict(zip(REVIEW_COLUMNS, row, strict=True))) for row in rows]
+
     def _facts(self, where: str, params: list[Any]) -> list[FactRow]:
         rows = self._rows("SELECT memory_id, slot, subject, attribute, value, reason, valid_from, valid_to, "
                           f"superseded_by, supersedes, root, user_id FROM facts WHERE {where} "
@@ -711,6 +759,9 @@ class PostgresStore:
                                   ("secrets", "memory_id")):
                 conn.execute(f"DELETE FROM {table} WHERE tenant = %s AND {column} = ANY(%s)".encode(),
                              (tenant, list(ids)))
+            # A review's plan holds the values it would write: it goes with either of its two records.
+            conn.execute(b"DELETE FROM reviews WHERE tenant = %s AND (memory_id = ANY(%s) OR incumbent = ANY(%s))",
+                         (tenant, list(ids), list(ids)))
             # Reasons are free text ("forget(reason=...)") and may name the person; they go with the record.
             conn.execute(b"UPDATE events SET reason = '' WHERE tenant = %s AND memory_id = ANY(%s)",
                          (tenant, list(ids)))
@@ -752,6 +803,16 @@ def _events(rows: Sequence[Sequence[Any]]) -> list[Event]:
 
 if TYPE_CHECKING:  # mypy checks here that the PostgreSQL store implements every store protocol
     _implements: type[FullStore] = PostgresStore
+
+
+class _Undecided(Exception):
+    """A review was decided elsewhere, or a value it would close changed, inside `decide_review`'s transaction."""
+
+
+def _write_reviews(cursor: psycopg.Cursor[Any], reviews: Sequence[ReviewRow]) -> None:
+    marks = ", ".join("%s::jsonb" if c == "plan" else "%s" for c in REVIEW_COLUMNS)
+    cursor.executemany(f"INSERT INTO reviews ({', '.join(REVIEW_COLUMNS)}) VALUES ({marks})".encode(),
+                       [review_values(r) for r in reviews])
 
 
 def _write_facts(cursor: psycopg.Cursor[Any], tenant: str, tenant_of: dict[str, str], facts: Sequence[FactRow],

@@ -19,7 +19,7 @@ LIVE = "('hot', 'warm')"
 FIELDS = (
     "seq", "id", "tenant", "user_id", "agent_id", "session_id", "text", "kind", "importance", "priority", "pinned",
     "held", "security", "tier", "created_at", "updated_at", "last_accessed_at", "access_count", "update_count",
-    "metadata", "source_ids", "content_hash", "expires_at",
+    "metadata", "source_ids", "content_hash", "expires_at", "source",
 )
 COLUMNS = ", ".join(f"m.{name}" for name in FIELDS)
 VECTOR = len(FIELDS)
@@ -40,6 +40,7 @@ def record_from_row(row: Sequence[Any], vector: np.ndarray | None = None) -> Mem
         source_ids=list(values["source_ids"]), content_hash=values["content_hash"],
         embedding=None if vector is None else np.asarray(vector, dtype=np.float32),
         expires_at=when(values["expires_at"]) if values["expires_at"] is not None else None,
+        source=values["source"],
     )
 
 

@@ -176,6 +176,31 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE archive_index ADD COLUMN expires_at float8;
         """,
     ),
+    (
+        # Who said each record and the supersessions held for review (see the SQLite store's 0006).
+        "0004_sources_and_reviews",
+        """
+        ALTER TABLE memories ADD COLUMN source text NOT NULL DEFAULT 'user';
+        CREATE TABLE reviews (
+            id text PRIMARY KEY,
+            tenant text NOT NULL,
+            user_id text,
+            memory_id text NOT NULL,
+            incumbent text NOT NULL,
+            source text NOT NULL,
+            incumbent_source text NOT NULL,
+            created_at float8 NOT NULL,
+            plan jsonb NOT NULL,
+            status text NOT NULL,
+            decided_at float8,
+            decided_by text,
+            note text NOT NULL DEFAULT ''
+        );
+        CREATE INDEX reviews_status ON reviews (tenant, status, created_at);
+        CREATE INDEX reviews_memory ON reviews (tenant, memory_id, status);
+        CREATE INDEX reviews_incumbent ON reviews (tenant, incumbent);
+        """,
+    ),
 ]
 
 

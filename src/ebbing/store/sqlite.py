@@ -30,16 +30,18 @@ from ebbing.errors import ReadOnly, StoreError
 from ebbing.model import LIVE_TIERS, Event, Kind, MemoryRecord, Priority, Scope, Tier, when
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
 from ebbing.store import files
-from ebbing.store.base import Candidate, Closing, FactRow, FullStore, SealedSecret, SweepRows
+from ebbing.store.base import Candidate, Closing, FactRow, FullStore, ReviewRow, SealedSecret, SweepRows
 from ebbing.store.filters import compile_sqlite
 from ebbing.store.migrations import MIGRATIONS, migrate
+from ebbing.store.reviews import COLUMNS as REVIEW_COLUMNS
+from ebbing.store.reviews import review_from, review_values
 from ebbing.store.vectors import ScopeVectors
 from ebbing.text.terms import match_expression
 
 _FIELDS = (
     "seq", "id", "tenant", "user_id", "agent_id", "session_id", "text", "kind", "importance", "priority", "pinned",
     "held", "security", "tier", "created_at", "updated_at", "last_accessed_at", "access_count", "update_count",
-    "metadata", "source_ids", "content_hash", "expires_at",
+    "metadata", "source_ids", "content_hash", "expires_at", "source",
 )
 _COLUMNS = ", ".join(f"m.{name}" for name in _FIELDS)
 _VECTOR = len(_FIELDS)  # index of the vector blob after the record's columns
@@ -61,6 +63,7 @@ def _record(row: sqlite3.Row | tuple[Any, ...], vector: bytes | None = None) -> 
         source_ids=json.loads(values["source_ids"]), content_hash=values["content_hash"],
         embedding=np.frombuffer(vector, dtype="<f4").copy() if vector is not None else None,
         expires_at=when(values["expires_at"]) if values["expires_at"] is not None else None,
+        source=values["source"],
     )
 
 
@@ -72,7 +75,7 @@ def _row(record: MemoryRecord) -> tuple[Any, ...]:
         int(record.security), record.tier.value, record.created_at.timestamp(), record.updated_at.timestamp(),
         record.last_accessed_at.timestamp() if record.last_accessed_at else None, record.access_count,
         record.update_count, json.dumps(record.metadata, ensure_ascii=False), json.dumps(record.source_ids),
-        record.content_hash, record.expires_at.timestamp() if record.expires_at else None,
+        record.content_hash, record.expires_at.timestamp() if record.expires_at else None, record.source,
     )
 
 
@@ -268,9 +271,9 @@ class SQLiteStore:
 
     def insert(self, records: Sequence[MemoryRecord], terms: Sequence[list[str]], events: Sequence[Event], *,
                facts: Sequence[FactRow] = (), closings: Sequence[Closing] = (),
-               secrets: Sequence[SealedSecret] = ()) -> None:
-        """Add records with their events, facts (closing the values they supersede) and sealed secrets,
-        all in one transaction."""
+               secrets: Sequence[SealedSecret] = (), reviews: Sequence[ReviewRow] = ()) -> None:
+        """Add records with their events, facts (closing the values they supersede), sealed secrets and held
+        supersessions, all in one transaction."""
         if not records:
             return
         columns = ", ".join((*_WRITABLE, "jitter"))
@@ -293,6 +296,7 @@ class SQLiteStore:
             _write_facts(conn, records[0].tenant, tenant_of, facts, closings)
             conn.executemany("INSERT INTO secrets VALUES (?, ?, ?, ?)",
                              [(x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
+            _write_reviews(conn, reviews)
             by_tenant: dict[str, list[Event]] = {}
             for event in events:
                 by_tenant.setdefault(tenant_of.get(event.memory_id, records[0].tenant), []).append(event)
@@ -306,7 +310,7 @@ class SQLiteStore:
 
     def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
                 secrets: Sequence[SealedSecret] = (), facts: Sequence[FactRow] = (),
-                closings: Sequence[Closing] = ()) -> None:
+                closings: Sequence[Closing] = (), reviews: Sequence[ReviewRow] = ()) -> None:
         row = _row(record)
         with self._write() as conn:
             self._fresh()
@@ -327,6 +331,7 @@ class SQLiteStore:
             conn.executemany("INSERT OR REPLACE INTO secrets VALUES (?, ?, ?, ?)",
                              [(x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
             _write_facts(conn, record.tenant, {}, facts, closings)
+            _write_reviews(conn, reviews)
             self._insert_events(conn, record.tenant, events)
         if terms is not None:
             self._vectors.pop((record.tenant, record.user_id), None)
@@ -432,8 +437,9 @@ class SQLiteStore:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT m.seq, m.text, f.terms, v.vector, "
-                "EXISTS (SELECT 1 FROM facts x WHERE x.memory_id = m.id) AND NOT EXISTS "
-                "(SELECT 1 FROM facts x WHERE x.memory_id = m.id AND x.valid_to IS NULL), "
+                "(EXISTS (SELECT 1 FROM facts x WHERE x.memory_id = m.id) AND NOT EXISTS "
+                "(SELECT 1 FROM facts x WHERE x.memory_id = m.id AND x.valid_to IS NULL)) OR EXISTS "
+                "(SELECT 1 FROM reviews r WHERE r.memory_id = m.id AND r.status = 'pending'), "
                 f"{', '.join('m.' + c for c in RETENTION_COLUMNS)} FROM memories m "
                 "JOIN vectors v ON v.seq = m.seq JOIN memories_fts f ON f.rowid = m.seq "
                 f"WHERE m.seq IN ({marks})",
@@ -698,6 +704,48 @@ class SQLiteStore:
         marks = ", ".join("?" * len(memory_ids))
         return self._facts(f"tenant = ? AND memory_id IN ({marks})", [tenant, *memory_ids]) if memory_ids else []
 
+    # -- reviews -------------------------------------------------------------------------------------
+
+    def reviews(self, tenant: str, status: str | None, user_id: str | None, *, every_user: bool,
+                limit: int) -> list[ReviewRow]:
+        where, params = ["tenant = ?"], list[Any]([tenant])
+        if status is not None:
+            where.append("status = ?")
+            params.append(status)
+        if not every_user:
+            where.append("user_id IS ?")
+            params.append(user_id)
+        return self._reviews(f"{' AND '.join(where)} ORDER BY created_at, id LIMIT ?", [*params, limit])
+
+    def get_review(self, tenant: str, review_id: str) -> ReviewRow | None:
+        found = self._reviews("tenant = ? AND id = ?", [tenant, review_id])
+        return found[0] if found else None
+
+    def decide_review(self, tenant: str, review_id: str, status: str, at: float, actor: str, note: str,
+                      events: Sequence[Event], *, facts: Sequence[FactRow] = (),
+                      closings: Sequence[Closing] = ()) -> bool:
+        try:
+            with self._write() as conn:
+                self._fresh()
+                changed = conn.execute("UPDATE reviews SET status = ?, decided_at = ?, decided_by = ?, note = ? "
+                                       "WHERE tenant = ? AND id = ? AND status = 'pending'",
+                                       (status, at, actor, note, tenant, review_id)).rowcount
+                if changed != 1 or not all(conn.execute(
+                        "SELECT 1 FROM facts WHERE memory_id = ? AND slot = ? AND valid_to IS NULL",
+                        (c.memory_id, c.slot)).fetchone() for c in closings):
+                    raise _Undecided
+                _write_facts(conn, tenant, {}, facts, closings)
+                self._insert_events(conn, tenant, events)
+        except _Undecided:
+            return False  # rolled back: nothing written
+        return True
+
+    def _reviews(self, where: str, params: list[Any]) -> list[ReviewRow]:
+        with self._lock:
+            rows = self._conn.execute(f"SELECT {', '.join(REVIEW_COLUMNS)} FROM reviews WHERE {where}",
+                                      params).fetchall()
+        return [review_from(dict(zip(REVIEW_COLUMNS, row, strict=True))) for row in rows]
+
     def _facts(self, where: str, params: list[Any]) -> list[FactRow]:
         with self._lock:
             rows = self._conn.execute(
@@ -811,6 +859,9 @@ class SQLiteStore:
             conn.execute(f"DELETE FROM archive_index WHERE id IN ({marks}) AND +tenant = ?", (*ids, tenant))
             conn.execute(f"DELETE FROM facts WHERE memory_id IN ({marks}) AND tenant = ?", (*ids, tenant))
             conn.execute(f"DELETE FROM secrets WHERE memory_id IN ({marks})", list(ids))
+            # A review's plan holds the values it would write: it goes with either of its two records.
+            conn.execute(f"DELETE FROM reviews WHERE tenant = ? AND (memory_id IN ({marks}) OR incumbent IN ({marks}))",
+                         (tenant, *ids, *ids))
             # Reasons are free text ("forget(reason=...)") and may name the person; they go with the record.
             conn.execute(f"UPDATE events SET reason = '' WHERE memory_id IN ({marks}) AND tenant = ?",
                          (*ids, tenant))
@@ -854,6 +905,16 @@ class SQLiteStore:
 
 if TYPE_CHECKING:  # mypy checks here that the SQLite store implements every store protocol
     _implements: type[FullStore] = SQLiteStore
+
+
+class _Undecided(Exception):
+    """A review was decided elsewhere, or a value it would close changed, inside `decide_review`'s transaction."""
+
+
+def _write_reviews(conn: sqlite3.Connection, reviews: Sequence[ReviewRow]) -> None:
+    marks = ", ".join("?" * len(REVIEW_COLUMNS))
+    conn.executemany(f"INSERT INTO reviews ({', '.join(REVIEW_COLUMNS)}) VALUES ({marks})",
+                     [review_values(r) for r in reviews])
 
 
 def _write_facts(conn: sqlite3.Connection, tenant: str, tenant_of: dict[str, str], facts: Sequence[FactRow],

@@ -46,6 +46,9 @@ app.add_typer(eval_app, name="eval")
 app.command("serve")(serve)
 app.command("worker")(worker)
 app.add_typer(keys_app, name="keys")
+review_app = typer.Typer(help="Newer values held back because their source ranks below the current value's: bare "
+                         "`ebbing review` lists them; `accept` or `reject` decides one.", invoke_without_command=True)
+app.add_typer(review_app, name="review")
 bench_app.command("serve")(bench_serve)
 
 out = Console(soft_wrap=True)
@@ -124,6 +127,8 @@ def add(
     at: AtOpt = None,
     expires: Annotated[str | None, typer.Option("--expires", help="When it ends (ISO-8601 or epoch seconds): "
                                                 "hidden from search after it, moved by the next sweep.")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Who said it: user (default), tool, agent, import "
+                                               "or a name in EBBING_SOURCES.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Remember a piece of text."""
@@ -134,7 +139,7 @@ def add(
     with _memory() as mem:
         result = mem.add(text, user_id=user, agent_id=agent, session_id=session, kind=kind,
                          importance=importance, pinned=pin, priority=priority,
-                         metadata=_parse_json(metadata, "metadata"), at=at, expires_at=expires)
+                         metadata=_parse_json(metadata, "metadata"), at=at, expires_at=expires, source=source)
     if as_json:
         _print_json(result.to_dict())
     elif result.forget is not None:  # a request to forget: nothing was stored
@@ -150,6 +155,60 @@ def add(
         for record in result.records:
             out.print(f"{record.id}  [dim]{record.kind.value} {record.priority.value} "
                       f"importance={record.importance}{' pinned' if record.pinned else ''}[/]")
+        for event in result.events:
+            if event.type == "review":
+                out.print(f"held for review {event.data['review']}: {event.reason}", markup=False, highlight=False)
+
+
+@review_app.callback()
+def review_list(
+    ctx: typer.Context,
+    user: UserOpt = None,
+    status: Annotated[str, typer.Option("--status", help="pending, accepted, rejected or any.")] = "pending",
+    limit: Annotated[int, typer.Option("--limit", help="At most this many.")] = 100,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the review queue, oldest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with _memory() as mem:
+        reviews = mem.reviews(user_id=user, status=None if status == "any" else status, limit=limit)
+    if as_json:
+        _print_json([r.to_dict() for r in reviews])
+        return
+    if not reviews:
+        out.print(f"no {status} reviews" if status != "any" else "no reviews")
+    for r in reviews:
+        decided = f" by {r.decided_by} {r.decided_at:%Y-%m-%d}" if r.decided_at else ""
+        out.print(f"{r.id}  {r.status}{decided}  user={r.user_id}  {r.created_at:%Y-%m-%d}\n"
+                  f"  current  ({r.incumbent_source}) {r.incumbent}: {r.current[:90]}\n"
+                  f"  proposed ({r.source}) {r.memory_id}: {r.proposed[:90]}", markup=False, highlight=False)
+
+
+def _decide(review_id: str, accept: bool, note: str, at: str | None, as_json: bool) -> None:
+    with _memory() as mem:
+        decided = (mem.accept_review if accept else mem.reject_review)(review_id, note=note, at=at)
+    _print_json(decided.to_dict()) if as_json else out.print(
+        f"{decided.id}: {decided.status}" + (" (the proposed record is in the trash, restorable)" if not accept else
+                                              f" ({decided.memory_id} replaces {decided.incumbent})"),
+        markup=False, highlight=False)
+
+
+NoteOpt = Annotated[str, typer.Option("--note", help="Why (kept in the audit log, secrets redacted).")]
+
+
+@review_app.command("accept")
+def review_accept(review_id: Annotated[str, typer.Argument(help="The review's id.")], note: NoteOpt = "",
+                  at: AtOpt = None, as_json: JsonOpt = False) -> None:
+    """The held value replaces the current one; the timeline shows the change."""
+    _decide(review_id, True, note, at, as_json)
+
+
+@review_app.command("reject")
+def review_reject(review_id: Annotated[str, typer.Argument(help="The review's id.")], note: NoteOpt = "",
+                  at: AtOpt = None, as_json: JsonOpt = False) -> None:
+    """The current value stays; the held statement goes to the trash (restorable until purged)."""
+    _decide(review_id, False, note, at, as_json)
 
 
 @app.command()

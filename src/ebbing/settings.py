@@ -56,6 +56,8 @@ SETTINGS = (
     Setting("llm_api_key", "EBBING_LLM_API_KEY", "its API key", secret=True),
     Setting("archive", "EBBING_ARCHIVE", "where cold records go: a folder, or s3://bucket/prefix in any S3-compatible "
             "store (default: beside a SQLite file; $EBBING_HOME/archive for PostgreSQL)"),
+    Setting("sources", "EBBING_SOURCES", "who records come from, highest authority first, comma-separated "
+            "(default user,tool,agent,import): a newer value from a lower source waits for review"),
     Setting("webhook_url", "EBBING_WEBHOOK_URL", "http(s) URL that `serve` and `worker` POST the change feed to "
             "(signed with webhook_secret; docs/serving.md)"),
     Setting("webhook_secret", "EBBING_WEBHOOK_SECRET", "the HMAC key of the webhook's signature", secret=True),
@@ -136,7 +138,12 @@ class Settings:
         return Memory(self.db, tenant=tenant or self.tenant, actor=actor,
                       embedder=embedder if embedder is not None else self.embedder(),
                       secret_key=self.values.get("secret_key") or None, llm=OpenAIChat.from_env(self.llm_env()),
-                      archive=self.archive, read_only=read_only)
+                      archive=self.archive, read_only=read_only, sources=self.source_order())
+
+    def source_order(self) -> tuple[str, ...] | None:
+        """The configured source order (`ebbing.ingest.authority`); None: the library's default."""
+        configured = self.values.get("sources")
+        return tuple(name.strip() for name in configured.split(",")) if configured else None
 
     def shown(self) -> list[dict[str, Any]]:
         """Each setting's effective value (secrets masked) and where it came from, for `ebbing config`."""

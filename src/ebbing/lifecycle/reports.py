@@ -28,6 +28,11 @@ def explain(lifecycle: Lifecycle, record: MemoryRecord, composite: Composite, co
     out["salience"] = next((e.data.get("salience") for e in history if e.type == "add"), None)
     said = [bool(e.data.get("useful")) for e in history if e.type == "feedback"]
     out["feedback"] = {"useful": sum(said), "not_useful": len(said) - sum(said)}
+    out["source"] = record.source
+    # a newer value of its source's authority held for review, and what a person decided (lifecycle.reviews)
+    out["reviews"] = [{"at": e.at.isoformat(), "actor": e.actor, "reason": e.reason,
+                       **{k: e.data[k] for k in ("review", "incumbent", "status") if k in e.data}}
+                      for e in history if e.type == "review"]
     return out
 
 
@@ -56,8 +61,9 @@ def export(lifecycle: Lifecycle, user_id: str | None, embeddings: bool) -> Itera
 # What a follower of the feed sees: what happened to which record, never what it said. Uses ("access") and
 # reveals are left out (an audit trail, not a change); judgement details stay in `explain`.
 FEED_TYPES = ("add", "update", "merge", "supersede", "tier", "purge", "forget_request", "pin", "unpin", "hold",
-              "release", "feedback")
-FEED_DATA = ("from", "to", "policy", "superseded_by", "supersedes", "request", "fields", "user", "kind", "useful")
+              "release", "feedback", "review")
+FEED_DATA = ("from", "to", "policy", "superseded_by", "supersedes", "request", "fields", "user", "kind", "useful",
+             "review", "incumbent", "status")
 
 
 def cause(event: Event) -> str:

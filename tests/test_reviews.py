@@ -84,6 +84,11 @@ def test_rejecting_trashes_the_statement_and_keeps_the_value(mem: Memory) -> Non
         mem.accept_review(review.id)
     with pytest.raises(NotFound, match="review_id"):
         mem.review("01J0000000000000000000NONE")
+    with pytest.raises(InvalidInput, match="note"):
+        mem.accept_review(review.id, note="\ud800")  # a lone surrogate: refused before anything is looked up
+    with pytest.raises(InvalidInput, match="reason"):
+        mem.forget(oak.id, reason="\ud800")
+    assert mem.get(oak.id).tier.value != "trash"
 
 
 def test_an_equal_or_higher_source_replaces_at_once(mem: Memory) -> None:

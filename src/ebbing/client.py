@@ -7,9 +7,10 @@
         for hit in mem.search("theme", user_id="alice"):
             print(hit.score, hit.record.text)
 
-Records come back as `MemoryRecord`, hits as `Hit`, contexts as `Context`, events as `Event`, as from
-`Memory`. Errors are the library's: `InvalidInput` (400/422, naming the field), `NotFound` (404), `Conflict`
-(409); the rest (401, 403, 413, 429, 5xx) raise `ApiError` with the status and the server's error type.
+Records come back as `MemoryRecord`, hits as `Hit`, contexts as `Context`, events as `Event`, reviews as
+`Review`, as from `Memory`. Errors are the library's: `InvalidInput` (400/422, naming the field), `NotFound`
+(404), `Conflict` (409); the rest (401, 403, 413, 429, 5xx) raise `ApiError` with the status and the server's
+error type.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import httpx
 
 from ebbing.clock import Instant
 from ebbing.errors import Conflict, EbbingError, InvalidInput, NotFound
-from ebbing.model import AddResult, Event, Hit, Kind, MemoryRecord, Priority, Tier
+from ebbing.model import AddResult, Event, Hit, Kind, MemoryRecord, Priority, Review, Tier
 from ebbing.recall.context import Context, ContextLine, Section
 
 
@@ -52,13 +53,21 @@ def record_from(data: dict[str, Any]) -> MemoryRecord:
         held=data["held"], security=data["security"], last_accessed_at=_time(data["last_accessed_at"]),
         access_count=data["access_count"], update_count=data["update_count"], tier=Tier(data["tier"]),
         metadata=data["metadata"], source_ids=data["source_ids"], content_hash=data["content_hash"],
-        expires_at=_time(data.get("expires_at")))
+        expires_at=_time(data.get("expires_at")), source=data.get("source", "user"))
 
 
 def event_from(data: dict[str, Any]) -> Event:
     at = _time(data["at"])
     assert at is not None
     return Event(data["memory_id"], data["type"], at, data["actor"], data["reason"], data["data"], data["seq"])
+
+
+def review_from(data: dict[str, Any]) -> Review:
+    created = _time(data["created_at"])
+    assert created is not None
+    return Review(data["id"], data["memory_id"], data["incumbent"], data["user_id"], data["source"],
+                  data["incumbent_source"], created, data["status"], data["proposed"], data["current"],
+                  _time(data["decided_at"]), data["decided_by"], data["note"])
 
 
 def context_from(data: dict[str, Any]) -> Context:
@@ -130,15 +139,33 @@ class Client:
     def add(self, text: str, user_id: str | None = None, agent_id: str | None = None,
             session_id: str | None = None, kind: str | None = None, importance: float | None = None,
             pinned: bool = False, priority: str | None = None, metadata: dict[str, Any] | None = None,
-            at: Instant = None, *, expires_at: Instant = None) -> AddResult:
+            at: Instant = None, *, expires_at: Instant = None, source: str | None = None) -> AddResult:
         body = {"text": text, "user_id": user_id, "agent_id": agent_id, "session_id": session_id, "kind": kind,
                 "importance": importance, "pinned": pinned, "priority": priority, "metadata": metadata,
-                "at": _at(at), "expires_at": _at(expires_at)}
+                "at": _at(at), "expires_at": _at(expires_at), "source": source}
         data = self._call("POST", "/v1/memories", json=body)
         return AddResult([record_from(r) for r in data["records"]], [event_from(e) for e in data["events"]])
 
     def get(self, memory_id: str) -> MemoryRecord:
         return self._record("GET", memory_id)
+
+    def reviews(self, user_id: str | None = None, status: str | None = "pending", limit: int = 100) -> list[Review]:
+        """The review queue (`Memory.reviews`): `status` None lists every review, whatever its status."""
+        params = {"user_id": user_id, "status": "any" if status is None else status, "limit": limit}
+        return [review_from(r) for r in self._call("GET", "/v1/reviews", params=params)["reviews"]]
+
+    def review(self, review_id: str) -> Review:
+        return review_from(self._call("GET", f"/v1/reviews/{_quote(review_id)}", ident=review_id))
+
+    def accept_review(self, review_id: str, note: str = "", at: Instant = None) -> Review:
+        return self._decide(review_id, "accept", note, at)
+
+    def reject_review(self, review_id: str, note: str = "", at: Instant = None) -> Review:
+        return self._decide(review_id, "reject", note, at)
+
+    def _decide(self, review_id: str, action: str, note: str, at: Instant) -> Review:
+        return review_from(self._call("POST", f"/v1/reviews/{_quote(review_id)}/{action}", ident=review_id,
+                                      json={"note": note, "at": _at(at)}))
 
     def update(self, memory_id: str, text: str | None = None, *, kind: str | None = None,
                importance: float | None = None, priority: str | None = None,

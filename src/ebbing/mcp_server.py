@@ -46,7 +46,7 @@ eventually forgotten, what is pinned or used often stays.
 
 # A record as the model sees it: enough to act on, without hashes, embeddings and counters.
 RECORD_FIELDS = ("id", "text", "kind", "priority", "importance", "pinned", "tier", "user_id", "session_id",
-                 "created_at", "last_accessed_at", "metadata")
+                 "created_at", "last_accessed_at", "metadata", "source")
 
 
 def record_view(record: MemoryRecord) -> dict[str, Any]:
@@ -119,16 +119,26 @@ class Tools:
         metadata: Annotated[dict[str, Any] | None, Field(description="Extra JSON fields to file it under.")] = None,
         expires_at: Annotated[str | None, Field(description="When it stops mattering, ISO-8601 (e.g. the end of a "
                                                             "trip); leave out for no end.")] = None,
+        source: Annotated[str | None, Field(description='Who said it: "user" (default: the user told you), "tool" '
+                                                        '(a tool or document returned it) or "agent" (your own '
+                                                        "inference).")] = None,
     ) -> dict[str, Any]:
         """Store something worth remembering about the user or the work: a fact, a preference, a decision.
         A restatement of a stored memory strengthens that memory instead of adding a copy; a new value for a
-        known fact ("my timeout is now 60s") supersedes the old one, which stays on the timeline."""
+        known fact ("my timeout is now 60s") supersedes the old one, which stays on the timeline. A new value
+        from a less trusted source than the current one's (a tool's over the user's) is kept but waits for a
+        person's review before it replaces it (`awaiting_review` in the result)."""
 
         def body() -> dict[str, Any]:
             result = self.memory.add(text, user_id=self.scope(user_id), session_id=session_id, kind=kind,
-                                     importance=importance, pinned=pinned, metadata=metadata, expires_at=expires_at)
+                                     importance=importance, pinned=pinned, metadata=metadata, expires_at=expires_at,
+                                     source=source)
             merged = [e.memory_id for e in result.events if e.type == "merge"]
             out = {"records": [record_view(r) for r in result.records], "merged_into": merged}
+            held = [{"review_id": e.data["review"], "memory_id": e.memory_id, "current_id": e.data["incumbent"]}
+                    for e in result.events if e.type == "review"]
+            if held:  # the new value does not replace the current one until a person accepts it
+                out["awaiting_review"] = held
             if result.forget is not None:  # the text asked to forget something: nothing of it was stored
                 out["forget"] = forget_view(result.forget)
             return out

@@ -282,13 +282,14 @@ class Memory:
     def review(self, review_id: str) -> Review:
         return self.review_queue.get(review_id)
 
-    def accept_review(self, review_id: str, note: str = "", at: Instant = None) -> Review:
-        """The held value replaces the current one (audited with this Memory's actor and `note`)."""
-        return self.review_queue.accept(review_id, to_epoch(at), self.actor, self._note(note))
+    def accept_review(self, review_id: str, note: str = "", at: Instant = None, by: str | None = None) -> Review:
+        """The held value replaces the current one, audited with `note` and who decided (`by`, e.g. the server's
+        API key; default: this Memory's actor)."""
+        return self.review_queue.accept(review_id, to_epoch(at), self._by(by), self._note(note))
 
-    def reject_review(self, review_id: str, note: str = "", at: Instant = None) -> Review:
+    def reject_review(self, review_id: str, note: str = "", at: Instant = None, by: str | None = None) -> Review:
         """The current value stays; the held statement goes to the trash (restorable until purged)."""
-        return self.review_queue.reject(review_id, to_epoch(at), self.actor, self._note(note))
+        return self.review_queue.reject(review_id, to_epoch(at), self._by(by), self._note(note))
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -414,7 +415,7 @@ class Memory:
 
     def forget(self, memory_id: str, at: Instant = None, reason: str = "") -> MemoryRecord:
         """Send a record to the trash now; it stays restorable until purged."""
-        return self.lifecycle.forget(_id(memory_id), to_epoch(at), redact(reason, tag_key=self.ingest.tag_key))
+        return self.lifecycle.forget(_id(memory_id), to_epoch(at), self._note(reason, "reason"))
 
     def forget_matching(self, query: str, user_id: str | None = None, agent_id: str | None = None,
                         session_id: str | None = None, *, dry_run: bool = True, at: Instant = None) -> ForgetOutcome:
@@ -481,10 +482,12 @@ class Memory:
     def _write(self, drafts: list[Draft], *, dedupe: bool = False) -> tuple[list[MemoryRecord], list[Event]]:
         return self.ingest.write(drafts, self.tenant, self.get, dedupe=dedupe)
 
-    def _note(self, note: str) -> str:
-        if not isinstance(note, str) or len(note) > validate.MAX_ID_CHARS * 4:
-            raise InvalidInput("note", f"must be a string of at most {validate.MAX_ID_CHARS * 4} characters")
-        return str(redact(note, tag_key=self.ingest.tag_key))  # a pasted secret never reaches the audit log
+    def _by(self, by: str | None) -> str:
+        return validate.name(by, "by") or self.actor
+
+    def _note(self, note: str, field: str = "note") -> str:
+        # a pasted secret never reaches the audit log
+        return str(redact(validate.note(note, field), tag_key=self.ingest.tag_key))
 
     def _rank_for_forget(self, query: str, scope: Scope, limit: int, now: float) -> list[Hit]:
         return self.ranker.rank(query, scope, limit, None, now, include_cold=True)

@@ -52,6 +52,7 @@ def create_app(
     metrics_on: bool = True,
     webhook: Webhook | None = None,
     webhook_every: float = 5.0,
+    sources: tuple[str, ...] | None = None,
 ) -> FastAPI:
     """The app for the store at `db` (default `$EBBING_HOME/ebbing.db`).
 
@@ -60,7 +61,7 @@ def create_app(
     `secure_cookies` marks the inspector's session cookie Secure even on plain HTTP (behind a TLS proxy that
     uvicorn does not trust with X-Forwarded-Proto); over HTTPS it is Secure anyway. `metrics_on` serves
     Prometheus metrics at /metrics (server/metrics.py); `webhook` gets the change feed every `webhook_every`
-    seconds (server/webhooks.py).
+    seconds (server/webhooks.py). `sources` orders the sources of records (`ebbing.ingest.authority`).
     """
     # A postgresql:// URL stays a string; anything else is a SQLite file (docs/scaling.md).
     path: str | Path = str(db) if is_postgres_url(db) else Path(db) if db is not None else default_db()
@@ -75,7 +76,7 @@ def create_app(
 
     def open_memory(tenant: str) -> Memory:
         return Memory(path, tenant=tenant, embedder=shared, secret_key=secret_key, actor="server", archive=archive,
-                      llm=llm)
+                      llm=llm, sources=sources)
 
     server = Server(KeyStore(keys if keys is not None else keys_path(Path(path))), Tenants(open_memory),
                     limits or Limits(), RateLimiter(clock), secure_cookies, metrics)

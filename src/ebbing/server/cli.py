@@ -112,7 +112,7 @@ def serve(
                      sweep_every=sweep_every or None, secret_key=settings.get("secret_key") or None,
                      secure_cookies=secure_cookies or settings.cookie_secure(), archive=settings.archive,
                      llm=OpenAIChat.from_env(settings.llm_env()), metrics_on=metrics, webhook=_webhook(settings),
-                     webhook_every=webhook_every)
+                     webhook_every=webhook_every, sources=settings.source_order())
     shown = next(row["value"] for row in settings.shown() if row["name"] == "db")  # without a URL's password
     mode = "keys required" if configured else "open: no keys yet, loopback only"
     print(f"ebbing serving {shown} on http://{host}:{port} ({mode})", flush=True)

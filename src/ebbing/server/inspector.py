@@ -1,6 +1,8 @@
 """The web inspector, served at `/`: what a tenant's agent remembers, what it forgot and why, with pin,
 forget, restore and erase buttons. Server-rendered HTML (Jinja2, autoescaped), a few lines of plain JS,
 charts as inline SVG; every action is a POST form that calls one `Memory` method and redirects back.
+`/inspector/reviews` lists the review queue (newer values a source's authority held back) with Accept and
+Reject forms for the roles that may change memories.
 
 Who is asking comes from the REST server's own dependencies (`tenancy.principal`: a Bearer header or the
 HttpOnly session cookie that the login form sets; the key itself never leaves the form's POST). A foreign or
@@ -31,6 +33,12 @@ HERE = Path(__file__).parent
 STATIC = {"inspector.css": "text/css", "inspector.js": "text/javascript"}
 ACTIONS = ("pin", "unpin", "forget", "restore", "purge")
 LOG_DAYS = 7
+WRITERS = ("agent", "admin")  # roles that may change memories here (erasing needs admin besides)
+REVIEWS = "/inspector/reviews"
+REVIEW_STATUSES = ("pending", "accepted", "rejected", "any")
+REVIEW_DECISIONS = ("accept", "reject")
+REVIEW_ROWS = 500  # reviews listed at most on the page
+NAV_PENDING = 99  # the header counts pending reviews up to this, then says "99+"
 
 _templates = Environment(loader=FileSystemLoader(HERE / "templates" / "inspector"),
                          autoescape=select_autoescape(default=True, default_for_string=True))
@@ -65,6 +73,12 @@ def _back(value: str | None) -> str:
 
 def _user(value: str | None) -> str | None:
     return validate.name(value.strip(), "user") if value and value.strip() else None
+
+
+def _pending(memory: Memory) -> str:
+    """How many reviews wait for a decision in the caller's tenant, for the header ("" for none)."""
+    waiting = len(memory.reviews(None, "pending", limit=NAV_PENDING + 1))
+    return f"{NAV_PENDING}+" if waiting > NAV_PENDING else str(waiting) if waiting else ""
 
 
 SAME_SITE_FETCHES = ("same-origin", "none")  # `none`: the user's own navigation (typed, bookmarked)
@@ -128,11 +142,12 @@ def build_router(principal_dep: Callable[[Request], Who], memory_dep: Callable[.
             if not 0 < days <= 366:
                 raise InvalidInput("days", "must be more than 0 and at most 366")
             values = _overview(memory, chosen, q, slot, more, days, now)
+            pending = _pending(memory)
         except InvalidInput as exc:
             return _error(who, 400, str(exc))
         here = "/?" + urlencode({k: v for k, v in {"user": chosen, "q": q, "slot": slot}.items() if v})
         return _page("index.html", who=who, user=chosen, q=q or "", slot=slot or "", days=days, here=here,
-                     **values)
+                     pending=pending, **values)
 
     @router.get("/inspector/memories/{memory_id}", response_class=HTMLResponse)
     def record_page(who: Caller, memory: Mem, memory_id: str) -> Response:
@@ -143,13 +158,14 @@ def build_router(principal_dep: Callable[[Request], Who], memory_dep: Callable[.
             why = None if record.tier is Tier.TRASH else memory.explain(memory_id, at=now)
             timeline = memory.timeline(record.user_id, record.text, at=now)
             drawn = view.curves(memory, [record], now) if why else []
+            pending = _pending(memory)
         except NotFound:
             return _error(who, 404, f"no memory with id {memory_id}")
         except InvalidInput as exc:
             return _error(who, 400, str(exc))
         chart = svg.curve_chart(drawn, view.thresholds(memory), view.CURVE_DAYS) if drawn else None
         return _page("record.html", who=who, record=record, events=events, why=why, timeline=timeline,
-                     chart=chart, here=f"/inspector/memories/{memory_id}", user=record.user_id)
+                     chart=chart, here=f"/inspector/memories/{memory_id}", user=record.user_id, pending=pending)
 
     @router.post("/inspector/memories/{memory_id}/{action}", dependencies=[Depends(same_origin)])
     def act(who: Caller, memory: Mem, memory_id: str, action: str, back: Annotated[str, Form()] = "/") -> Response:
@@ -175,6 +191,41 @@ def build_router(principal_dep: Callable[[Request], Who], memory_dep: Callable[.
         if action == "purge" and target.startswith("/inspector/memories/"):
             target = "/"
         return RedirectResponse(target, status_code=303)
+
+    @router.get(REVIEWS, response_class=HTMLResponse)
+    def reviews_page(who: Caller, memory: Mem, status: str = "pending", user: str | None = None) -> Response:
+        try:
+            if status not in REVIEW_STATUSES:
+                raise InvalidInput("status", f"must be one of {', '.join(REVIEW_STATUSES)}")
+            chosen = _user(user)
+            found = memory.reviews(chosen, None if status == "any" else status, limit=REVIEW_ROWS)
+            pending = _pending(memory)
+        except InvalidInput as exc:
+            return _error(who, 400, str(exc))
+        here = REVIEWS + "?" + urlencode({k: v for k, v in {"status": status, "user": chosen}.items() if v})
+        return _page("reviews.html", who=who, reviews=found, status=status, statuses=REVIEW_STATUSES,
+                     user=chosen, users=memory.users(), here=here, pending=pending, can_decide=who.role in WRITERS,
+                     limit=REVIEW_ROWS)
+
+    @router.post(REVIEWS + "/{review_id}/{decision}", dependencies=[Depends(same_origin)])
+    def decide(who: Caller, memory: Mem, review_id: str, decision: str, note: Annotated[str, Form()] = "",
+               back: Annotated[str, Form()] = REVIEWS) -> Response:
+        if decision not in REVIEW_DECISIONS:
+            return _error(who, 404, f"no decision {decision}")
+        if who.role not in WRITERS:
+            return _error(who, 403, f"a {who.role} key cannot decide reviews")
+        decide_review = memory.accept_review if decision == "accept" else memory.reject_review
+        try:
+            decide_review(review_id, note=note.strip(), at=wall_clock(), by=f"key:{who.key_id}")
+        except NotFound:
+            return _error(who, 404, f"no review with id {review_id}")
+        except InvalidInput as exc:
+            return _error(who, 400, str(exc))
+        except EbbingError as exc:  # Conflict: decided already, or the value it would replace changed meanwhile
+            return _error(who, 409, str(exc))
+        target = _back(back)  # back to the queue as it was filtered; nowhere else
+        return RedirectResponse(target if target == REVIEWS or target.startswith(REVIEWS + "?") else REVIEWS,
+                                status_code=303)
 
     @router.get("/inspector/login", response_class=HTMLResponse)
     def login_form(request: Request) -> Response:

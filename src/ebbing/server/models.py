@@ -40,6 +40,9 @@ class AddBody(Body):
     at: At = _AT
     expires_at: At = Field(None, description="When it ends: hidden from search and context after it, moved by "
                                             "the next sweep (ISO-8601 or epoch seconds; default: never).")
+    source: str | None = Field(None, description='Who said it, highest authority first: "user" (the default), '
+                                                 '"tool", "agent", "import". A newer value from a source of lower '
+                                                 "authority than the current value's waits in /v1/reviews.")
 
 
 class UpdateBody(Body):
@@ -51,6 +54,11 @@ class UpdateBody(Body):
     at: At = _AT
     expires_at: At = Field(None, description='A new end of life (ISO-8601 or epoch seconds), or "never" to '
                                             "remove it.")
+
+
+class ReviewBody(Body):
+    note: str = Field(default="", description="Why it was decided so, for the audit log.")
+    at: At = _AT
 
 
 class ForgetBody(Body):

@@ -2,13 +2,14 @@
 value's own `to_dict()`. A foreign tenant's id is simply not found in the caller's tenant: 404, the same
 body as an id that never existed.
 
-Roles: an `agent` key reads and writes its tenant's memories; `admin` may also sweep, purge, purge a
-user and put records under legal hold (hold/release).
+Roles: an `agent` key reads and writes its tenant's memories, and lists and decides its review queue (a
+decision is audited as made by `key:<key id>`); `admin` may also sweep, purge, purge a user and put records
+under legal hold (hold/release).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 from fastapi.security import HTTPBearer
@@ -21,6 +22,7 @@ from ebbing.server.models import (
     FeedbackBody,
     ForgetBody,
     ForgetMatchingBody,
+    ReviewBody,
     SearchBody,
     SweepBody,
     TimelineBody,
@@ -34,13 +36,22 @@ router = APIRouter(prefix="/v1", dependencies=[Depends(_bearer), Depends(princip
 
 Mem = Annotated[Memory, Depends(memory_for)]
 Admin = Annotated[Principal, Depends(admin)]
+Caller = Annotated[Principal, Depends(principal)]
 AtQuery = Annotated[str | None, Query(description="When this happens: ISO-8601 or epoch seconds (default: now).")]
 UserQuery = Annotated[str | None, Query(description="Only this user's memories.")]
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such record in your tenant"}}
+_NO_REVIEW: dict[int | str, dict[str, Any]] = {404: {"description": "No such review in your tenant"}}
+_DECIDE: dict[int | str, dict[str, Any]] = {**_NO_REVIEW, 409: {"description": "Already decided, or the value it "
+                                                                            "would replace changed meanwhile"}}
 
 
 def _at(body: AtBody | None) -> str | float | None:
     return body.at if body is not None else None
+
+
+def _by(who: Principal) -> str:
+    """Who decided a review, for its audit trail: the caller's key by its public id ("key:local" in open mode)."""
+    return f"key:{who.key_id}"
 
 
 @router.post("/memories", status_code=201, summary="Remember a text")
@@ -120,6 +131,39 @@ def history(memory_id: str, mem: Mem) -> dict[str, Any]:
 @router.get("/memories/{memory_id}/explain", responses=_NOT_FOUND, summary="Retention now and projected fade")
 def explain(memory_id: str, mem: Mem, at: AtQuery = None) -> dict[str, Any]:
     return mem.explain(memory_id, at=at)
+
+
+@router.get("/reviews", summary="Newer values held back by their source's authority, oldest first")
+def reviews(
+    mem: Mem,
+    user_id: Annotated[str | None, Query(description="Only this user's reviews (default: every user's).")] = None,
+    status: Annotated[Literal["pending", "accepted", "rejected", "any"],
+                      Query(description='Which reviews: "pending" (default), "accepted", "rejected" or "any".')]
+    = "pending",
+    limit: Annotated[int, Query(ge=1, le=1000, description="At most this many reviews.")] = 100,
+) -> dict[str, Any]:
+    """`status=any` lists every review whatever its status (`Memory.reviews(status=None)`)."""
+    found = mem.reviews(user_id, None if status == "any" else status, limit)
+    return {"reviews": [r.to_dict() for r in found]}
+
+
+@router.get("/reviews/{review_id}", responses=_NO_REVIEW, summary="A review, pending or decided")
+def review(review_id: str, mem: Mem) -> dict[str, Any]:
+    return mem.review(review_id).to_dict()
+
+
+@router.post("/reviews/{review_id}/accept", responses=_DECIDE,
+             summary="Accept: the held value replaces the current one (409 once decided)")
+def accept_review(review_id: str, who: Caller, mem: Mem, body: ReviewBody | None = None) -> dict[str, Any]:
+    body = body or ReviewBody()
+    return mem.accept_review(review_id, note=body.note, at=body.at, by=_by(who)).to_dict()
+
+
+@router.post("/reviews/{review_id}/reject", responses=_DECIDE,
+             summary="Reject: the current value stays, the held one goes to the trash (409 once decided)")
+def reject_review(review_id: str, who: Caller, mem: Mem, body: ReviewBody | None = None) -> dict[str, Any]:
+    body = body or ReviewBody()
+    return mem.reject_review(review_id, note=body.note, at=body.at, by=_by(who)).to_dict()
 
 
 @router.post("/search", summary="The most relevant memories, best first")

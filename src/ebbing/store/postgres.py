@@ -353,45 +353,35 @@ class PostgresStore:
     def keyword_search(self, scope: Scope, terms: Sequence[str], limit: int, filters: dict[str, Any] | None
                        ) -> list[int]:
         """Live records holding any of the terms, best BM25 first (k1 1.2, b 0.75 as FTS5; document
-        frequencies from this tenant's live records, length normalised by the matching records' mean)."""
+        frequencies from this scope's live records, each counted up to max_term_docs + 1, a term beyond that
+        left out as in the SQLite store; length normalised by the matching records' mean). One statement, one
+        round trip: the frequencies, the idf and the scores are computed where the rows are."""
+        wanted = list(dict.fromkeys(terms))
+        if not wanted:
+            return []
         where, params = _scope_sql(scope)
         extra, extra_params = compile_postgres(filters)
+        user, user_params = user_clause(scope.user_id, "m.user_id")
+        sql = (
+            "WITH df AS MATERIALIZED (SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @> "
+            f"ARRAY[q.term] AND m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.trashed_at IS NULL LIMIT %s) c)"
+            "::float8 AS n FROM unnest(%s::text[]) q(term)), "
+            "usable AS (SELECT term, n FROM df WHERE n > 0 AND n <= %s), "
+            "total AS (SELECT greatest((SELECT reltuples::bigint FROM pg_class WHERE oid = 'memories'::regclass), "
+            "(SELECT max(n) FROM usable)::bigint, 1)::float8 AS n), "
+            "q AS (SELECT u.term, ln(1 + (total.n - u.n + 0.5) / (u.n + 0.5)) AS idf FROM usable u, total), "
+            "hits AS (SELECT m.seq, m.terms FROM memories m WHERE m.terms && (SELECT array_agg(term) FROM q) "
+            f"AND {where}{extra}), "
+            "norm AS (SELECT greatest(avg(cardinality(terms)), 1)::float8 AS avgdl FROM hits) "
+            "SELECT h.seq FROM hits h, norm, LATERAL (SELECT sum(q.idf * f.tf * %s / (f.tf + %s * "
+            "(1 - %s + %s * cardinality(h.terms) / norm.avgdl))) AS score FROM q, "
+            "LATERAL (SELECT coalesce(cardinality(array_positions(h.terms, q.term)), 0)::float8 AS tf) f) r "
+            "ORDER BY r.score DESC, h.seq LIMIT %s")
         with self._reader_lock, self._guard(self._reader):
-            reader = self._reader.get()
-            counts = self._document_counts(reader, scope, list(dict.fromkeys(terms)))
-            usable = [t for t, n in counts.items() if 0 < n <= self.max_term_docs]
-            if not usable:
-                return []
-            total = max(self._live_estimate(reader), max(counts[t] for t in usable))
-            idf = [float(np.log(1 + (total - counts[t] + 0.5) / (counts[t] + 0.5))) for t in usable]
-            rows = reader.execute(
-                f"WITH hits AS (SELECT m.seq, m.terms FROM memories m WHERE m.terms && %s::text[] AND {where}{extra}), "
-                "norm AS (SELECT greatest(avg(cardinality(terms)), 1)::float8 AS avgdl FROM hits) "
-                "SELECT h.seq FROM hits h, norm, LATERAL (SELECT sum(q.idf * f.tf * %s / (f.tf + %s * "
-                "(1 - %s + %s * cardinality(h.terms) / norm.avgdl))) AS score "
-                "FROM unnest(%s::text[], %s::float8[]) q(term, idf), "
-                "LATERAL (SELECT count(*)::float8 AS tf FROM unnest(h.terms) x WHERE x = q.term) f) r "
-                "ORDER BY r.score DESC, h.seq LIMIT %s".encode(),
-                (usable, *params, *extra_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, usable, idf, limit)).fetchall()
+            rows = self._reader.get().execute(sql.encode(), (
+                scope.tenant, *user_params, self.max_term_docs + 1, wanted, self.max_term_docs, *params,
+                *extra_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, limit)).fetchall()
         return [row[0] for row in rows]
-
-    def _document_counts(self, reader: Connection, scope: Scope, terms: list[str]) -> dict[str, int]:
-        """How many of the scope's live records hold each term, counted up to max_term_docs + 1 (a term
-        beyond that is left out, as in the SQLite store)."""
-        if not terms:
-            return {}
-        user, params = user_clause(scope.user_id, "m.user_id")
-        rows = reader.execute(
-            "SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @> ARRAY[q.term] AND "
-            f"m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.trashed_at IS NULL LIMIT %s) c) "
-            "FROM unnest(%s::text[]) q(term)".encode(),
-            (scope.tenant, *params, self.max_term_docs + 1, terms)).fetchall()
-        return {str(t): int(n) for t, n in rows}
-
-    @staticmethod
-    def _live_estimate(reader: Connection) -> int:
-        row = reader.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'memories'::regclass").fetchone()
-        return max(int(row[0]) if row else 0, 1)
 
     def vector_search(self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None) -> list[int]:
         """Nearest live records by cosine: the HNSW index when the planner expects the scope to be large,

@@ -48,6 +48,19 @@ _PATTERNS: list[tuple[re.Pattern[str], bool]] = [
     (re.compile(rf"\b(?P<attr>[A-Z][\w-]{{0,30}}(?:\s+[A-Z][\w-]{{0,30}}){{0,3}}'s\s+[\w\s-]{{1,40}}?)"
                 rf"\s+(?:is|are|was)\s+{_VALUE}"), False),
 ]
+# What each pattern above cannot match without (a word it requires, found in one linear pass): a clause that lacks
+# it skips the pattern, whose lazy bounded groups cost time at every position of a long clause. Only a shortcut:
+# a pattern is tried exactly as before wherever its needle is found.
+_NEEDLES: list[re.Pattern[str]] = [
+    re.compile(rf"把[\s\S]*(?:{_CHANGE_ZH})"),
+    re.compile(rf"(?:{_CHANGE_ZH})"),
+    re.compile(r"\b(?:change|changed|set|update|updated|increase|increased|decrease|decreased|raise|raised|lower|"
+               r"lowered|bump|bumped|switch|switched|move|moved)\s", re.IGNORECASE),
+    re.compile(r"(?:changed|went|moved|was changed|was moved|was raised|was lowered|is now)", re.IGNORECASE),
+    re.compile(rf"(?:(?<![{_NOT_COPULA}])是|(?<![因作认以])为|：)"),
+    re.compile(r"\s(?:is|are|was|=|:)\s", re.IGNORECASE),
+    re.compile(r"'s\s"),
+]
 _REASON = re.compile(r"(?:\bbecause\b|\bsince\b|\bdue to\b|因为|由于)\s*(?P<reason>[^。；;!?！？\n]+)", re.IGNORECASE)
 _SUBJECT = re.compile(r"^(?:(?P<user>my|our|i|we|我的|我们的|我们|我)\s*)", re.IGNORECASE)
 MAX_CLAUSE = 400  # a fact is stated in a sentence, not a page; longer clauses are not searched (and cost time)
@@ -121,7 +134,9 @@ class RuleFacts:
     def _clause(self, clause: str) -> Fact | None:
         if len(clause) > MAX_CLAUSE:
             return None
-        for pattern, change in _PATTERNS:
+        for (pattern, change), needle in zip(_PATTERNS, _NEEDLES, strict=True):
+            if not needle.search(clause):
+                continue
             for match in pattern.finditer(clause):
                 # "先记一个配置：我的超时阈值是 30s", "Note: my timeout is 30s": the attribute starts after the colon
                 subject, attribute = _subject(re.sub(r"^.*[：:]\s*", "", match.group("attr")))

@@ -193,3 +193,55 @@ def test_a_judged_change_waits_too(smart: Memory) -> None:
     assert smart.search(question, user_id="u", at=t + 2 * DAY)[0].record.id == old.id
     smart.accept_review(smart.reviews()[0].id, at=t + 2 * DAY)
     assert smart.search(question, user_id="u", at=t + 3 * DAY)[0].record.id == new.records[0].id
+
+
+def test_a_key_bound_to_a_source_cannot_speak_as_the_user(tmp_path: Path) -> None:
+    """`ebbing keys create --source tool`: what the key adds is the tool's, whatever the request claims, so a
+    tool's integration cannot skip the review queue by saying it is the user."""
+    from fastapi.testclient import TestClient
+
+    from ebbing.server.app import create_app
+    from ebbing.server.keys import KeyStore, keys_path
+
+    db = tmp_path / "mem.db"
+    keys = KeyStore(keys_path(db))
+    user_key, _ = keys.create("acme")
+    tool_key, info = keys.create("acme", source="tool")
+    assert info.source == "tool" and keys.info(info.key_id) == info
+    assert [k.source for k in keys.entries("acme")] == [None, "tool"]
+    keys.close()
+    t = T0.timestamp()
+    with TestClient(create_app(db, embedder=HashEmbedder())) as http:
+        as_user = {"Authorization": f"Bearer {user_key}"}
+        as_tool = {"Authorization": f"Bearer {tool_key}"}
+        first = http.post("/v1/memories", json={"text": OAK, "user_id": "u", "at": t}, headers=as_user)
+        assert first.status_code == 201
+        claimed = http.post("/v1/memories", json={"text": ELM, "user_id": "u", "source": "user", "at": t + DAY},
+                            headers=as_tool)
+        assert claimed.status_code == 403 and claimed.json()["error"]["field"] == "source"
+        assert http.get("/v1/reviews", headers=as_user).json()["reviews"] == []  # refused: nothing stored
+        added = http.post("/v1/memories", json={"text": ELM, "user_id": "u", "at": t + DAY}, headers=as_tool)
+        assert added.status_code == 201 and added.json()["records"][0]["source"] == "tool"
+        [review] = http.get("/v1/reviews", headers=as_user).json()["reviews"]
+        assert (review["source"], review["incumbent_source"]) == ("tool", "user")
+        named = http.post("/v1/memories", json={"text": "The user's shipping address is 9 Ash Court", "user_id": "u",
+                                                "source": "tool", "at": t + 2 * DAY}, headers=as_tool)
+        assert named.status_code == 201  # naming its own source is fine
+
+
+def test_a_keys_file_from_before_sources_opens_and_binds_nothing(tmp_path: Path) -> None:
+    import sqlite3
+
+    from ebbing.server.keys import KeyStore
+
+    path = tmp_path / "old.keys.db"
+    with sqlite3.connect(path) as conn:  # the layout keys files had before keys could be bound to a source
+        conn.execute("CREATE TABLE keys (key_id TEXT PRIMARY KEY, hash TEXT NOT NULL, tenant TEXT NOT NULL, role TEXT "
+                     "NOT NULL, created_at REAL NOT NULL, revoked_at REAL, note TEXT NOT NULL DEFAULT '', rate REAL, "
+                     "burst INTEGER, max_body INTEGER)")
+        conn.execute("INSERT INTO keys VALUES ('0123456789ab', 'x', 'acme', 'agent', 1.0, NULL, '', NULL, NULL, NULL)")
+    keys = KeyStore(path)
+    assert [(k.key_id, k.source) for k in keys.entries()] == [("0123456789ab", None)]
+    with pytest.raises(InvalidInput, match="source"):
+        keys.create("acme", source=" tool")
+    keys.close()

@@ -128,6 +128,9 @@ def keys_create(
     rate: Annotated[float | None, typer.Option("--rate", help="This key's requests per second.")] = None,
     burst: Annotated[int | None, typer.Option("--burst", help="This key's burst.")] = None,
     max_body: Annotated[int | None, typer.Option("--max-body", help="This key's largest body, bytes.")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Bind the key to one source (tool, agent, ...): "
+                                               "what it adds is stored as said by that source, whatever the "
+                                               "request claims.")] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -136,13 +139,14 @@ def keys_create(
 
     store = KeyStore(_keys_file(db))
     try:
-        key, info = store.create(tenant, role, note=note, rate=rate, burst=burst, max_body=max_body)
+        key, info = store.create(tenant, role, note=note, rate=rate, burst=burst, max_body=max_body, source=source)
     finally:
         store.close()
     if as_json:
-        _print({"key": key, "tenant": info.tenant, "role": info.role, "key_id": info.key_id})
+        _print({"key": key, "tenant": info.tenant, "role": info.role, "key_id": info.key_id, "source": info.source})
     else:
-        print(f"{key}\n(tenant {info.tenant}, role {info.role}, id {info.key_id}; this key is not shown again)")
+        bound = f", source {info.source}" if info.source else ""
+        print(f"{key}\n(tenant {info.tenant}, role {info.role}{bound}, id {info.key_id}; this key is not shown again)")
 
 
 @keys_app.command("list")
@@ -164,7 +168,9 @@ def keys_list(
         return
     for row in rows:
         state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "live"
-        print(f"{row['key_id']}  {row['tenant']}  {row['role']}  created {row['created_at']}  {state}  {row['note']}")
+        bound = f"  source {row['source']}" if row.get("source") else ""
+        print(f"{row['key_id']}  {row['tenant']}  {row['role']}{bound}  created {row['created_at']}  {state}  "
+              f"{row['note']}")
 
 
 @keys_app.command("revoke")

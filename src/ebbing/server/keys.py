@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS keys (
     note TEXT NOT NULL DEFAULT '',
     rate REAL,          -- requests per second, NULL: the server's default
     burst INTEGER,      -- bucket size, NULL: the server's default
-    max_body INTEGER    -- bytes, NULL: the server's default
+    max_body INTEGER,   -- bytes, NULL: the server's default
+    source TEXT         -- the one source its adds may claim (ebbing.ingest.authority), NULL: any
 )
 """
 
@@ -74,11 +75,12 @@ class KeyInfo:
     rate: float | None = None
     burst: int | None = None
     max_body: int | None = None
+    source: str | None = None  # what its adds are stored as ("tool"): it cannot claim another source
 
     def to_dict(self) -> dict[str, Any]:
         return {"key_id": self.key_id, "tenant": self.tenant, "role": self.role, "created_at": iso(self.created_at),
                 "revoked_at": iso(self.revoked_at) if self.revoked_at is not None else None, "note": self.note,
-                "rate": self.rate, "burst": self.burst, "max_body": self.max_body}
+                "rate": self.rate, "burst": self.burst, "max_body": self.max_body, "source": self.source}
 
 
 def _hash(key: str) -> str:
@@ -118,6 +120,10 @@ class KeyStore:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._conn.execute(_SCHEMA)
+        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(keys)")}
+        if "source" not in columns:  # a keys file from before keys could be bound to a source
+            with contextlib.suppress(sqlite3.OperationalError):  # another process added it meanwhile
+                self._conn.execute("ALTER TABLE keys ADD COLUMN source TEXT")
         self._conn.execute(_SESSIONS)
         self._conn.execute(_CURSORS)
 
@@ -148,8 +154,10 @@ class KeyStore:
                 self._connection = None
 
     def create(self, tenant: str, role: str = "agent", *, note: str = "", rate: float | None = None,
-               burst: int | None = None, max_body: int | None = None, at: Instant = None) -> tuple[str, KeyInfo]:
-        """A new key: returns the plaintext (show it once, it is not kept) and its description."""
+               burst: int | None = None, max_body: int | None = None, at: Instant = None,
+               source: str | None = None) -> tuple[str, KeyInfo]:
+        """A new key: returns the plaintext (show it once, it is not kept) and its description. `source` binds
+        it: whatever it adds is stored as said by that source (a tool's key cannot speak as the user)."""
         tenant = validate.name(tenant, "tenant", required=True) or ""
         if role not in ROLES:
             raise InvalidInput("role", f"must be one of {', '.join(ROLES)}")
@@ -158,13 +166,15 @@ class KeyStore:
         for name, value in (("burst", burst), ("max_body", max_body)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise InvalidInput(name, "must be a whole number >= 1")
+        source = validate.name(source, "source")
         key_id = secrets.token_hex(6)
         key = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-        info = KeyInfo(key_id, tenant, role, to_epoch(at), None, note, rate, burst, max_body)
+        info = KeyInfo(key_id, tenant, role, to_epoch(at), None, note, rate, burst, max_body, source)
         with self._lock:
-            self._conn.execute("INSERT INTO keys (key_id, hash, tenant, role, created_at, note, rate, burst, max_body)"
-                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                               (key_id, _hash(key), tenant, role, info.created_at, note, rate, burst, max_body))
+            self._conn.execute("INSERT INTO keys (key_id, hash, tenant, role, created_at, note, rate, burst, max_body,"
+                               " source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               (key_id, _hash(key), tenant, role, info.created_at, note, rate, burst, max_body,
+                                source))
         return key, info
 
     def check(self, key: str) -> KeyInfo | None:
@@ -181,11 +191,11 @@ class KeyStore:
     def info(self, key_id: str) -> KeyInfo | None:
         with self._lock:
             row = self._conn.execute("SELECT key_id, tenant, role, created_at, revoked_at, note, rate, burst, "
-                                     "max_body FROM keys WHERE key_id = ?", (key_id,)).fetchone()
+                                     "max_body, source FROM keys WHERE key_id = ?", (key_id,)).fetchone()
         return KeyInfo(*row) if row else None
 
     def entries(self, tenant: str | None = None) -> list[KeyInfo]:
-        sql = "SELECT key_id, tenant, role, created_at, revoked_at, note, rate, burst, max_body FROM keys"
+        sql = "SELECT key_id, tenant, role, created_at, revoked_at, note, rate, burst, max_body, source FROM keys"
         params: tuple[str, ...] = ()
         if tenant is not None:
             sql, params = sql + " WHERE tenant = ?", (tenant,)

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.security import HTTPBearer
 
 from ebbing.memory import Memory
+from ebbing.server.errors import Forbidden
 from ebbing.server.models import (
     AddBody,
     AtBody,
@@ -54,9 +55,15 @@ def _by(who: Principal) -> str:
     return f"key:{who.key_id}"
 
 
-@router.post("/memories", status_code=201, summary="Remember a text")
-def add(body: AddBody, mem: Mem) -> dict[str, Any]:
-    return mem.add(**body.model_dump()).to_dict()
+@router.post("/memories", status_code=201, summary="Remember a text",
+             responses={403: {"description": "The key is bound to another source"}})
+def add(body: AddBody, mem: Mem, who: Caller) -> dict[str, Any]:
+    fields = body.model_dump()
+    if who.source is not None:  # a key bound to a source speaks only as that source
+        if fields["source"] not in (None, who.source):
+            raise Forbidden(f"this key adds as source {who.source!r}, not {fields['source']!r}", "source")
+        fields["source"] = who.source
+    return mem.add(**fields).to_dict()
 
 
 @router.get("/memories/{memory_id}", responses=_NOT_FOUND, summary="A record in any tier")

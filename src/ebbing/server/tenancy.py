@@ -46,6 +46,7 @@ class Principal:
     tenant: str
     role: Literal["agent", "admin"]
     key_id: str  # public id of the key, never the secret
+    source: str | None = None  # the one source the key's adds may claim (`KeyInfo.source`), None: any
 
 
 class Serialised:
@@ -164,7 +165,7 @@ def server_of(request: Request) -> Server:
 
 
 def _principal(info: KeyInfo) -> Principal:
-    return Principal(info.tenant, info.role, info.key_id)
+    return Principal(info.tenant, info.role, info.key_id, info.source)
 
 
 def _secure(request: Request) -> bool:

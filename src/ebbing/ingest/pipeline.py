@@ -434,7 +434,6 @@ class Ingest:
                                          "a newer value for the same slot", data))
         return closed
 
-
     def _source_of(self, tenant: str, memory_id: str) -> str:
         """Who said a stored record; one the live store no longer holds (archived) is taken as the highest
         authority, so a lower source never replaces it unseen."""

@@ -760,7 +760,7 @@ class PostgresStore:
     def scrub(self) -> None:
         """Vacuum the tables that held erased rows, so their dead tuples are no longer reachable."""
         with self._lock, self._guard():
-            self._main.get().execute("VACUUM memories, archive_index, facts, secrets, events")
+            self._main.get().execute("VACUUM memories, archive_index, facts, secrets, events, reviews")
 
     def events_since(self, tenant: str, types: Sequence[str], since: float) -> list[Event]:
         rows = self._rows("SELECT seq, memory_id, type, at, actor, reason, data FROM events "

@@ -42,6 +42,7 @@ def test_a_lower_source_waits_for_review_and_accepting_writes_the_change(mem: Me
     assert [(r.memory_id, r.incumbent, r.status, r.source, r.incumbent_source) for r in pending] == [
         (elm.id, oak.id, "pending", "tool", "user")]
     assert (pending[0].proposed, pending[0].current) == (ELM, OAK)
+    assert mem.review_count() == 1 and mem.review_count("u") == 1 and mem.review_count(status="accepted") == 0
     assert mem.reviews(user_id="someone else") == []
     # Meanwhile the user's value is the current one everywhere: timeline, search, context.
     assert current_values(mem) == ["12 Oak Street"]

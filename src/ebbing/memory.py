@@ -279,6 +279,12 @@ class Memory:
         user = validate.name(user_id, "user_id")
         return self.review_queue.list(user, every_user=user is None, status=status, limit=validate.limit(limit))
 
+    def review_count(self, user_id: str | None = None, status: str | None = "pending", limit: int = 1000) -> int:
+        """How many reviews `reviews` would list (at most `limit`), without reading their records."""
+        user = validate.name(user_id, "user_id")
+        return self.review_queue.count(user, every_user=user is None, status=status,
+                                       limit=validate.limit(limit, maximum=100_000))
+
     def review(self, review_id: str) -> Review:
         return self.review_queue.get(review_id)
 

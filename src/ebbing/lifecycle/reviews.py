@@ -32,6 +32,12 @@ class ReviewQueue:
         return [self._shown(row) for row in self.store.reviews(self.tenant, status, user_id, every_user=every_user,
                                                                  limit=limit)]
 
+    def count(self, user_id: str | None, *, every_user: bool, status: str | None, limit: int) -> int:
+        """How many reviews `list` would show, up to `limit`, without reading the records' texts."""
+        if status is not None and status not in STATUSES:
+            raise InvalidInput("status", f"must be one of {', '.join(STATUSES)}")
+        return len(self.store.reviews(self.tenant, status, user_id, every_user=every_user, limit=limit))
+
     def get(self, review_id: str) -> Review:
         return self._shown(self._pending_or_not(review_id))
 

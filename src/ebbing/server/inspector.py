@@ -77,7 +77,7 @@ def _user(value: str | None) -> str | None:
 
 def _pending(memory: Memory) -> str:
     """How many reviews wait for a decision in the caller's tenant, for the header ("" for none)."""
-    waiting = len(memory.reviews(None, "pending", limit=NAV_PENDING + 1))
+    waiting = memory.review_count(None, "pending", limit=NAV_PENDING + 1)
     return f"{NAV_PENDING}+" if waiting > NAV_PENDING else str(waiting) if waiting else ""
 
 

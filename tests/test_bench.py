@@ -13,3 +13,11 @@ def test_store_benchmark_measures_and_renders() -> None:
     assert result["target_found"] >= 0.9  # the query vectors sit near their target records
     assert "target_met" not in result  # the 100k target is only judged at 100k
     assert store.render(result).row_count >= 9
+
+
+def test_store_benchmark_spreads_records_over_users() -> None:
+    result = store.run(records=600, queries=12, dimensions=32, progress=False, users=6)
+    assert result["users"] == 6 and result["target_found"] >= 0.9
+    cold = result["cold_user_search_ms"]
+    assert cold is not None and cold["p50"] > 0  # each queried user's first search, timed apart
+    assert "over 6 users" in str(store.render(result).title)

@@ -12,9 +12,10 @@ from ebbing.bench.postgres import sweep_run
 # -- both backends, side by side ----------------------------------------------------------------------------
 
 def compare_store(records: int, queries: int, url: str | None, progress: bool = True, seed: int = 0,
-                  dimensions: int = 384) -> dict[str, Any]:
+                  dimensions: int = 384, users: int = 1) -> dict[str, Any]:
     """The store benchmark on SQLite and on PostgreSQL, with the same records and queries (same seed)."""
-    return {backend: store.run(records, queries, dimensions, seed, progress=progress, backend=backend, url=url)
+    return {backend: store.run(records, queries, dimensions, seed, progress=progress, backend=backend, url=url,
+                               users=users)
             for backend in ("sqlite", "postgres")}
 
 

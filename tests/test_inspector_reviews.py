@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -261,60 +258,41 @@ def test_accept_in_chromium(tmp_path: Path) -> None:
     """`ebbing serve` as a real process: log in, open the queue from the header, type a note, click Accept."""
     from playwright import sync_api
 
-    from tests.test_inspector_browser import ARGS, free_port
+    from ebbing.bench.serve import running_server
+    from tests.test_inspector_browser import ARGS
 
     queued = queue(tmp_path / "served.db", "acme")
     keys = KeyStore(keys_path(queued.db))
     key = keys.create("acme", "admin", note="browser test")[0]
     keys.close()
-    port = free_port()
-    env = {**os.environ, "EBBING_EMBEDDER": "hash", "EBBING_HOME": str(tmp_path / "home")}
-    base = f"http://127.0.0.1:{port}"
-    with (tmp_path / "serve.log").open("w") as log:
-        server = subprocess.Popen([sys.executable, "-m", "ebbing", "--db", str(queued.db), "serve", "--port",
-                                   str(port), "--sweep-every", "0"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    with running_server(queued.db, embedder="hash", args=("--sweep-every", "0"), log=tmp_path / "serve.log",
+                        timeout=30) as base, sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{base}/healthz", timeout=1) as answer:
-                        if answer.status == 200:
-                            break
-                except OSError:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError("ebbing serve did not start: " + (tmp_path / "serve.log").read_text()) \
-                            from None
-                    time.sleep(0.1)
-            with sync_api.sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-                try:
-                    page = browser.new_page(viewport={"width": 1280, "height": 900})
-                    expect = sync_api.expect
-                    expect.set_options(timeout=10_000)
-                    blocked: list[str] = []
-                    page.on("console", lambda message: blocked.append(message.text)
-                            if "Content Security Policy" in message.text else None)
-                    page.goto(base + "/")
-                    page.fill("#key", key)
-                    page.click("button:has-text('Log in')")
-                    expect(page.get_by_test_id("pending")).to_have_text("1")
-                    page.get_by_test_id("nav-reviews").click()
-                    line = page.locator(f'tr[data-review="{queued.review}"]')
-                    expect(line.get_by_test_id("proposed")).to_contain_text("45 Elm Avenue")
-                    expect(line.get_by_test_id("current")).to_contain_text("12 Oak Street")
-                    line.locator("form:has(button[data-action=accept]) input[name=note]").fill("confirmed by phone")
-                    line.locator("button[data-action=accept]").click()
-                    expect(page).to_have_url(f"{base}{REVIEWS}?status=pending")
-                    expect(line).to_have_count(0)
-                    expect(page.get_by_test_id("pending")).to_have_count(0)
-                    page.click("a.chip:has-text('accepted')")
-                    expect(line.get_by_test_id("note")).to_have_text("confirmed by phone")
-                    with store(queued.db, "acme") as mem:
-                        review = mem.review(queued.review)
-                        assert (review.status, review.note) == ("accepted", "confirmed by phone")
-                    assert blocked == []
-                finally:
-                    browser.close()
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            expect = sync_api.expect
+            expect.set_options(timeout=10_000)
+            blocked: list[str] = []
+            page.on("console", lambda message: blocked.append(message.text)
+                    if "Content Security Policy" in message.text else None)
+            page.goto(base + "/")
+            page.fill("#key", key)
+            page.click("button:has-text('Log in')")
+            expect(page.get_by_test_id("pending")).to_have_text("1")
+            page.get_by_test_id("nav-reviews").click()
+            line = page.locator(f'tr[data-review="{queued.review}"]')
+            expect(line.get_by_test_id("proposed")).to_contain_text("45 Elm Avenue")
+            expect(line.get_by_test_id("current")).to_contain_text("12 Oak Street")
+            line.locator("form:has(button[data-action=accept]) input[name=note]").fill("confirmed by phone")
+            line.locator("button[data-action=accept]").click()
+            expect(page).to_have_url(f"{base}{REVIEWS}?status=pending")
+            expect(line).to_have_count(0)
+            expect(page.get_by_test_id("pending")).to_have_count(0)
+            page.click("a.chip:has-text('accepted')")
+            expect(line.get_by_test_id("note")).to_have_text("confirmed by phone")
+            with store(queued.db, "acme") as mem:
+                review = mem.review(queued.review)
+                assert (review.status, review.note) == ("accepted", "confirmed by phone")
+            assert blocked == []
         finally:
-            server.terminate()
-            server.wait(timeout=10)
+            browser.close()

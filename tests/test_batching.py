@@ -131,6 +131,12 @@ def test_the_server_embeds_outside_the_tenant_lock(tmp_path: Path) -> None:
         assert found.json()["hits"][0]["record"]["text"] == "The harbor office opens at 7"
         context = client.post("/v1/context", json={"query": "harbor hours", "user_id": "u", "at": t + 60})
         assert context.status_code == 200 and "harbor office" in context.json()["text"]
+        inner.during = lambda texts: None
+        calls = [n for n, _ in inner.calls]
+        refused = client.post("/v1/memories", json={"text": "The harbor office opens at 9", "user_id": "u",
+                                                    "kind": "nonsense", "at": t})
+        assert refused.status_code in (400, 422)
+        assert not server.tenants._embedder._cache  # what a failed request prepared does not outlive it
     assert held and not any(held)  # each text was embedded while no request held the lock
     # and each request's text was embedded once: prepared outside the lock, taken under it
-    assert [n for n, _ in inner.calls] == [1, 1, 1]
+    assert calls == [1, 1, 1]

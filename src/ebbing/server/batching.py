@@ -74,6 +74,14 @@ class BatchingEmbedder:
             while len(self._cache) > self.cache_size:  # prepared and never used (the request failed first)
                 self._cache.popitem(last=False)
 
+    def discard(self, texts: Sequence[str], query: bool = False) -> None:
+        """Drop what this thread prepared for `texts` and did not use: the next request on this thread (maybe
+        another tenant's) starts with nothing."""
+        thread = threading.get_ident()
+        with self._cache_lock:
+            for text in texts:
+                self._cache.pop((thread, query, text), None)
+
     def close(self) -> None:
         with self._ready:
             self._closed = True

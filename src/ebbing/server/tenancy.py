@@ -63,24 +63,30 @@ class Serialised:
             return value
 
         def locked(*args: Any, **kwargs: Any) -> Any:
-            if self._embedder is not None and name in EMBEDS_FIRST:
-                self._prepare(name, args, kwargs)
-            with self._lock:
-                result = value(*args, **kwargs)
-                if isinstance(result, Iterator):  # a lazy result must be read while the lock is held
-                    return iter(list(result))
-                return result
+            prepared = self._prepare(name, args, kwargs)
+            try:
+                with self._lock:
+                    result = value(*args, **kwargs)
+                    if isinstance(result, Iterator):  # a lazy result must be read while the lock is held
+                        return iter(list(result))
+                    return result
+            finally:
+                if prepared and self._embedder is not None:  # what the call did not use (it failed first)
+                    self._embedder.discard(*prepared)
 
         return locked
 
-    def _prepare(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def _prepare(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[str], bool] | None:
         """Embed the call's text outside the lock. Only a hint: text the call will refuse, or change before it
         embeds it (a secret replaced by its placeholder), is embedded again under the lock as before."""
-        assert self._embedder is not None
+        if self._embedder is None or name not in EMBEDS_FIRST:
+            return None
         field, query = EMBEDS_FIRST[name]
         texts = [kwargs.get(field, args[0] if args else None), kwargs.get("goal") if name == "context" else None]
         # what the call will refuse (it names the field) stays out of the model call other requests share
-        self._embedder.prepare([t.strip() for t in texts if isinstance(t, str) and _embeddable(t)], query=query)
+        wanted = [t.strip() for t in texts if isinstance(t, str) and _embeddable(t)]
+        self._embedder.prepare(wanted, query=query)
+        return wanted, query
 
 
 def _embeddable(text: str) -> bool:

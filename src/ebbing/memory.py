@@ -277,7 +277,7 @@ class Memory:
         """Supersessions waiting for a person (or decided: `status` "accepted", "rejected", None for all), oldest
         first; `user_id` None lists every user's."""
         user = validate.name(user_id, "user_id")
-        return self.review_queue.list(user, every_user=user is None, status=status, limit=validate.limit(limit))
+        return self.review_queue.listed(user, every_user=user is None, status=status, limit=validate.limit(limit))
 
     def review_count(self, user_id: str | None = None, status: str | None = "pending", limit: int = 1000) -> int:
         """How many reviews `reviews` would list (at most `limit`), without reading their records."""

@@ -128,7 +128,7 @@ def slot_key(fact: Fact) -> str:
     return " ".join(sorted(fact.slot))
 
 
-def _slot_hash(slot: str) -> str:
+def slot_hash(slot: str) -> str:
     return hashlib.sha256(slot.encode()).hexdigest()[:12]  # events name slots without their words
 
 
@@ -377,7 +377,7 @@ class Ingest:
         current += [row for row in facts if row.memory_id == record.id]
         plan.events.append(Event(old.id, "supersede", record.created_at, self.actor,
                                  f"judged a newer value ({judgement.signals.get('why', '')})", {
-                                     "superseded_by": record.id, "slot": _slot_hash(slot),
+                                     "superseded_by": record.id, "slot": slot_hash(slot),
                                      "judgement": judgement.audit()}))
 
     def _hold(self, record: MemoryRecord, old_id: str, old_source: str, slot: str, facts: Sequence[FactRow],
@@ -387,7 +387,7 @@ class Ingest:
         review = ReviewRow(new_id(record.created_at.timestamp()), record.tenant, record.user_id, record.id, old_id,
                            record.source, old_source, record.created_at.timestamp(), tuple(facts), tuple(closings))
         plan.reviews.append(review)
-        data: dict[str, Any] = {"review": review.id, "incumbent": old_id, "slot": _slot_hash(slot),
+        data: dict[str, Any] = {"review": review.id, "incumbent": old_id, "slot": slot_hash(slot),
                                 "source": record.source, "incumbent_source": old_source}
         if judgement is not None:
             data["judgement"] = judgement.audit()
@@ -427,7 +427,7 @@ class Ingest:
                 closed.add(previous.memory_id)
                 plan.closings.append(Closing(previous.memory_id, previous.slot, at, record.id))
                 current.remove(previous)
-                data: dict[str, Any] = {"superseded_by": record.id, "slot": _slot_hash(previous.slot)}
+                data: dict[str, Any] = {"superseded_by": record.id, "slot": slot_hash(previous.slot)}
                 if judged and previous.memory_id in judged:
                     data["judgement"] = judged[previous.memory_id].audit()
                 plan.events.append(Event(previous.memory_id, "supersede", record.created_at, self.actor,

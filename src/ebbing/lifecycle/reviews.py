@@ -8,10 +8,10 @@ sends the statement to the trash (restorable until purged). Both are audited wit
 
 from __future__ import annotations
 
-import hashlib
 from typing import Protocol
 
 from ebbing.errors import Conflict, InvalidInput, NotFound
+from ebbing.ingest.pipeline import slot_hash
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.model import Event, MemoryRecord, Review, Tier, when
 from ebbing.store.base import Facts, ReviewRow, Reviews
@@ -26,17 +26,17 @@ class ReviewQueue:
     def __init__(self, store: ReviewStore, lifecycle: Lifecycle, tenant: str) -> None:
         self.store, self.lifecycle, self.tenant = store, lifecycle, tenant
 
-    def list(self, user_id: str | None, *, every_user: bool, status: str | None, limit: int) -> list[Review]:
-        if status is not None and status not in STATUSES:
-            raise InvalidInput("status", f"must be one of {', '.join(STATUSES)}")
-        return [self._shown(row) for row in self.store.reviews(self.tenant, status, user_id, every_user=every_user,
-                                                                 limit=limit)]
+    def listed(self, user_id: str | None, *, every_user: bool, status: str | None, limit: int) -> list[Review]:
+        return [self._shown(row) for row in self._rows(user_id, every_user, status, limit)]
 
     def count(self, user_id: str | None, *, every_user: bool, status: str | None, limit: int) -> int:
         """How many reviews `list` would show, up to `limit`, without reading the records' texts."""
+        return len(self._rows(user_id, every_user, status, limit))
+
+    def _rows(self, user_id: str | None, every_user: bool, status: str | None, limit: int) -> list[ReviewRow]:
         if status is not None and status not in STATUSES:
             raise InvalidInput("status", f"must be one of {', '.join(STATUSES)}")
-        return len(self.store.reviews(self.tenant, status, user_id, every_user=every_user, limit=limit))
+        return self.store.reviews(self.tenant, status, user_id, every_user=every_user, limit=limit)
 
     def get(self, review_id: str) -> Review:
         return self._shown(self._pending_or_not(review_id))
@@ -55,7 +55,7 @@ class ReviewQueue:
         slot = next((f.slot for f in row.facts), "")
         events = [
             Event(row.incumbent, "supersede", when(at), actor, "a newer value, accepted in review",
-                  {"superseded_by": row.memory_id, "review": row.id, "slot": _slot_hash(slot)}),
+                  {"superseded_by": row.memory_id, "review": row.id, "slot": slot_hash(slot)}),
             Event(row.memory_id, "review", when(at), actor, "accepted", {"review": row.id, "status": "accepted"}),
         ]
         if not self.store.decide_review(self.tenant, row.id, "accepted", at, actor, note, events, facts=row.facts,
@@ -99,7 +99,3 @@ class ReviewQueue:
 
 def _text(record: MemoryRecord | None) -> str:
     return record.text if record is not None else ""
-
-
-def _slot_hash(slot: str) -> str:
-    return hashlib.sha256(slot.encode()).hexdigest()[:12]  # events name slots without their words

@@ -825,6 +825,27 @@ def bench_add(
     _print_json(result) if as_json else out.print(bench.render(result))
 
 
+@bench_app.command("graph")
+def bench_graph(
+    sizes: Annotated[str, typer.Option("--sizes", help="One user's record counts, comma-separated.")] = "1000,100000",
+    base: Annotated[int, typer.Option("--base", help="Real turns embedded to build the records around.")] = 1_500,
+    queries: Annotated[int, typer.Option("--queries", help="Queries (other turns) to time.")] = 200,
+    adds: Annotated[int, typer.Option("--adds", help="Single adds to time at each size.")] = 100,
+    as_json: JsonOpt = False,
+) -> None:
+    """One user's vector search through the HNSW graph against the exact scan, on real turn embeddings."""
+    from ebbing.bench import graph as bench
+
+    try:
+        chosen = [int(part) for part in sizes.split(",")]
+    except ValueError:
+        raise InvalidInput("sizes", f"{sizes!r}: use record counts such as 1000,100000") from None
+    if not chosen or min(chosen) < 1:
+        raise InvalidInput("sizes", "every size must be at least 1")
+    result = bench.run(chosen, base=base, queries=queries, adds=adds)
+    _print_json(result) if as_json else out.print(bench.render(result))
+
+
 @bench_app.command("sweep")
 def bench_sweep(
     records: Annotated[int, typer.Option("--records", help="How many synthetic records.")] = 1_000_000,

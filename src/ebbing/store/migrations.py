@@ -15,6 +15,9 @@ On-disk formats:
 - `facts` holds the (subject, attribute) -> value facts found in records: `slot` is the attribute's
   keyword terms, sorted and space-joined; `valid_to`/`superseded_by` close a value when a newer one
   arrives, `root` names the first fact of a slot's timeline;
+- `graph_scopes` names the scopes whose vectors are in an HNSW graph file beside the store (`store.graph`) and
+  how far into `vector_journal` each file is; the journal, written by triggers, lists every record whose
+  vector changed in such a scope since (added, re-embedded, trashed or restored, archived, deleted);
 - `secrets` holds secret values only as Fernet ciphertext, and only when a key was configured; the
   record's text carries a placeholder instead.
 """
@@ -194,7 +197,59 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX reviews_incumbent ON reviews (incumbent)
         """,
     ),
+    (
+        # Scopes whose vectors are in an HNSW graph file (`store.graph`), and a journal of their vector changes,
+        # written by triggers so no write path can forget it: a graph replays what it has not applied. `scope`
+        # is json_array(tenant, user_id). Scopes without a graph journal nothing.
+        "0007_vector_graphs",
+        """
+        CREATE TABLE graph_scopes (scope TEXT PRIMARY KEY, file TEXT NOT NULL, applied INTEGER NOT NULL);
+        CREATE TABLE vector_journal (id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL, seq INTEGER NOT NULL);
+        CREATE INDEX vector_journal_scope ON vector_journal (scope, id);
+        CREATE TRIGGER vector_journal_insert AFTER INSERT ON vectors WHEN EXISTS (SELECT 1 FROM graph_scopes)
+        BEGIN
+            INSERT INTO vector_journal (scope, seq) SELECT g.scope, NEW.seq FROM memories m
+                JOIN graph_scopes g ON g.scope = json_array(m.tenant, m.user_id) WHERE m.seq = NEW.seq;
+        END;
+        CREATE TRIGGER vector_journal_update AFTER UPDATE OF vector ON vectors WHEN EXISTS (SELECT 1 FROM graph_scopes)
+        BEGIN
+            INSERT INTO vector_journal (scope, seq) SELECT g.scope, NEW.seq FROM memories m
+                JOIN graph_scopes g ON g.scope = json_array(m.tenant, m.user_id) WHERE m.seq = NEW.seq;
+        END;
+        CREATE TRIGGER vector_journal_tier AFTER UPDATE OF tier ON memories
+            WHEN (OLD.tier IN ('hot', 'warm')) <> (NEW.tier IN ('hot', 'warm')) AND EXISTS (SELECT 1 FROM graph_scopes)
+        BEGIN
+            INSERT INTO vector_journal (scope, seq)
+                SELECT scope, NEW.seq FROM graph_scopes WHERE scope = json_array(NEW.tenant, NEW.user_id);
+        END;
+        CREATE TRIGGER vector_journal_owner AFTER UPDATE OF tenant, user_id ON memories
+            WHEN EXISTS (SELECT 1 FROM graph_scopes)
+        BEGIN
+            INSERT INTO vector_journal (scope, seq) SELECT scope, OLD.seq FROM graph_scopes
+                WHERE scope IN (json_array(OLD.tenant, OLD.user_id), json_array(NEW.tenant, NEW.user_id));
+        END;
+        CREATE TRIGGER vector_journal_delete AFTER DELETE ON memories WHEN EXISTS (SELECT 1 FROM graph_scopes)
+        BEGIN
+            INSERT INTO vector_journal (scope, seq)
+                SELECT scope, OLD.seq FROM graph_scopes WHERE scope = json_array(OLD.tenant, OLD.user_id);
+        END
+        """,
+    ),
 ]
+
+
+def statements(script: str) -> list[str]:
+    """A script's statements: split at semicolons, but a trigger's body (BEGIN ...; ...; END) stays whole."""
+    out, pending = [], ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending.strip())
+            pending = ""
+    if pending.strip(" \n;"):
+        out.append(pending.strip())
+    return out
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
@@ -208,9 +263,8 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone() is None:
-                for statement in script.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                for statement in statements(script):
+                    conn.execute(statement)
                 conn.execute("INSERT INTO migrations VALUES (?, datetime('now'))", (name,))
             conn.execute("COMMIT")
         except BaseException:

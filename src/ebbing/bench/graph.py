@@ -195,7 +195,8 @@ def run(sizes: Sequence[int] = (1_000, 100_000), base: int = 1_500, queries: int
         figure["add_p50_over_smallest"] = round(figure["add_ms"]["p50"] / smallest["add_ms"]["p50"], 3)
     return {"base_turns": base, "queries": queries, "adds": adds, "dimensions": dimensions, "seed": seed,
             "graph": {"connectivity": _graph_setting("CONNECTIVITY"), "expansion_add": _graph_setting("EXPANSION_ADD"),
-                      "expansion_search": _graph_setting("EXPANSION_SEARCH")},
+                      "expansion_search": _graph_setting("EXPANSION_SEARCH"),
+                      "expansion_max": _graph_setting("EXPANSION_MAX")},
             "sizes": figures}
 
 

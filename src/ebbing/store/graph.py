@@ -27,7 +27,11 @@ from ebbing.store import files
 
 CONNECTIVITY = 16  # edges per node, usearch's default: 24 or 32 gain little recall and double the build
 EXPANSION_ADD = 64  # candidates weighed when a vector is linked in: adds stay cheap (~0.3 ms at 100k)
-EXPANSION_SEARCH = 256  # candidates a search keeps: recall@10 0.99 at 100k turn embeddings (128: 0.95)
+# Candidates a search keeps. Recall@10 on `ebbing bench graph`'s turn embeddings: 0.99 at 100k with 256 (128:
+# 0.95); at 1M, where each turn has ten times the near-duplicates, 256 finds 0.84, 512 0.92 and 1024 0.97. So it
+# grows with the scope, capped where a search would cost more than ~10 ms on 2 cores.
+EXPANSION_SEARCH = 256
+EXPANSION_MAX = 1024
 EXACT_BELOW = 20_000  # a filter that leaves fewer keys than this is answered by scanning just those keys
 
 
@@ -40,6 +44,7 @@ class ScopeGraph:
         self._index = index if index is not None else Index(
             ndim=dimensions, metric="cos", dtype="i8", connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD,
             expansion_search=EXPANSION_SEARCH)
+        self._expansion = EXPANSION_SEARCH
         self.applied = 0  # the last `vector_journal` id this graph holds the effect of
         self.unsaved = 0  # changes since the file was written
 
@@ -67,6 +72,12 @@ class ScopeGraph:
             self._index.remove(keys[held])
             self.unsaved += int(held.sum())
 
+    @property
+    def expansion(self) -> int:
+        """How many candidates a search keeps at this size: 256 up to 100k vectors, then growing as size^0.6."""
+        grown = int(round(EXPANSION_SEARCH * (self.size / 100_000) ** 0.6))
+        return min(EXPANSION_MAX, max(EXPANSION_SEARCH, grown))
+
     def nearest(self, vector: np.ndarray, limit: int, allowed: np.ndarray | None = None,
                 pool: object | None = None) -> list[int]:
         """Keys of about the `limit` nearest vectors by cosine, nearest first. With `allowed`, only those keys:
@@ -74,6 +85,8 @@ class ScopeGraph:
         size = self.size
         if size == 0 or limit < 1:
             return []
+        if self._expansion != (wanted := self.expansion):
+            self._index.expansion_search = self._expansion = wanted  # type: ignore[misc]  # settable at run time
         query = np.ascontiguousarray(vector, dtype=np.float32)
         if allowed is not None:
             allowed = np.asarray(allowed, dtype=np.uint64)

@@ -75,7 +75,7 @@ class ScopeGraph:
     @property
     def expansion(self) -> int:
         """How many candidates a search keeps at this size: 256 up to 100k vectors, then growing as size^0.6."""
-        grown = int(round(EXPANSION_SEARCH * (self.size / 100_000) ** 0.6))
+        grown: int = round(EXPANSION_SEARCH * (self.size / 100_000) ** 0.6)
         return min(EXPANSION_MAX, max(EXPANSION_SEARCH, grown))
 
     def nearest(self, vector: np.ndarray, limit: int, allowed: np.ndarray | None = None,

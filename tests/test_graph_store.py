@@ -432,3 +432,15 @@ def test_scope_graph_save_and_load_roundtrip(tmp_path: Path) -> None:
     junk = tmp_path / "junk.graph"
     junk.write_bytes(b"\x00\x01garbage" * 100)
     assert ScopeGraph.load(junk) is None
+
+
+def test_a_loaded_graph_searches_as_widely_as_a_built_one(tmp_path: Path) -> None:
+    """usearch restores an index with its default search width (64), not the one it was saved with."""
+    rng = np.random.default_rng(3)
+    graph = ScopeGraph(16)
+    graph.upsert(np.arange(1, 201), normalise(rng.standard_normal((200, 16)).astype(np.float32)))
+    graph.save(tmp_path / "g.graph")
+    loaded = ScopeGraph.load(tmp_path / "g.graph")
+    assert loaded is not None
+    loaded.nearest(normalise(rng.standard_normal((1, 16)).astype(np.float32))[0], 10)
+    assert loaded._index.expansion_search == graph._index.expansion_search == loaded.expansion == 256

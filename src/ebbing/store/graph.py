@@ -44,7 +44,8 @@ class ScopeGraph:
         self._index = index if index is not None else Index(
             ndim=dimensions, metric="cos", dtype="i8", connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD,
             expansion_search=EXPANSION_SEARCH)
-        self._expansion = EXPANSION_SEARCH
+        # A restored index comes back with usearch's default (64), not what it was saved with: always set it.
+        self._index.expansion_search = self._expansion = EXPANSION_SEARCH  # type: ignore[misc]
         self.applied = 0  # the last `vector_journal` id this graph holds the effect of
         self.unsaved = 0  # changes since the file was written
 

@@ -123,11 +123,22 @@ def test_graph_search_returns_what_the_exact_scan_returns(tmp_path: Path) -> Non
                 queries.append(query)
         assert len(queries) >= 8
         scope = Scope("default", "u1")
+        seqs = np.array([graphed.store.seq_of("default", i) for i in ids])
+        found, first, overlap = [], [], []
         for query in queries:
-            assert _find(graphed, query) == _find(exact, query), query
             probe = graphed.embedder.embed([query], query=True)[0]
-            assert set(graphed.store.vector_search(scope, probe, wanted, None)) == set(
-                exact.store.vector_search(scope, probe, wanted, None)), query
+            truth = set(seqs[np.argsort(-(vectors @ probe), kind="stable")[:wanted]].tolist())
+            nominated = set(graphed.store.vector_search(scope, probe, wanted, None))
+            # Both are approximate (the graph nominates by usearch's coarse int8 codes before re-scoring, the
+            # scan ranks by its own int8 codes): nearly all of the true nearest, never a stranger's share.
+            found.append(len(nominated & truth) / wanted)
+            assert found[-1] >= 0.9, query
+            # A swap at the edge of the candidates barely moves what a search returns first.
+            through_graph, through_scan = _find(graphed, query), _find(exact, query)
+            first.append(through_graph[:1] == through_scan[:1])
+            overlap.append(len(set(through_graph) & set(through_scan)) / max(1, len(through_scan)))
+        assert np.mean(found) >= 0.97
+        assert np.mean(first) >= 0.9 and np.mean(overlap) >= 0.9
         assert _graph(graphed).size == len(ids)
         assert isinstance(exact.store._vectors[KEY], ScopeVectors)
     finally:

@@ -455,3 +455,19 @@ def test_a_loaded_graph_searches_as_widely_as_a_built_one(tmp_path: Path) -> Non
     assert loaded is not None
     loaded.nearest(normalise(rng.standard_normal((1, 16)).astype(np.float32))[0], 10)
     assert loaded._index.expansion_search == graph._index.expansion_search == loaded.expansion == 256
+
+
+def test_a_purge_keeps_other_users_graphs_loaded(tmp_path: Path) -> None:
+    mem = _open(tmp_path)
+    try:
+        doomed = _fill(mem, 40)[0]
+        _fill(mem, 40, seed=1, user_id="u2")
+        _find(mem, "amber birch")
+        mem.search("amber birch", user_id="u2", at=T0, count_use=False, include_cold=False)
+        other = mem.store._vectors[("default", "u2")]
+        assert isinstance(other, ScopeGraph)
+        mem.purge(doomed, at=T0)
+        assert ("default", "u1") not in mem.store._vectors  # it held the purged vector: rebuilt when next needed
+        assert mem.store._vectors[("default", "u2")] is other
+    finally:
+        mem.close()

@@ -50,8 +50,8 @@ _COLUMNS = ", ".join(f"m.{name}" for name in _FIELDS)
 _VECTOR = len(_FIELDS)  # index of the vector blob after the record's columns
 _LIVE = "('" + "', '".join(t.value for t in LIVE_TIERS) + "')"
 # A scope with this many live records searches an HNSW graph instead of scanning: `ebbing bench graph` measured
-# the scan at ~0.05 ms per 1,000 records and the graph at ~4 ms flat near 100k (2026-12-02), so the graph wins
-# from about 80k. A graph is saved again after this many changes (or a tenth of its size).
+# the scan at ~0.05 ms per 1,000 records and the graph at 2-4 ms near 100k (2026-12-02, runs vary), so the graph
+# wins from about 80k. A graph is saved again after this many changes (or a tenth of its size).
 GRAPH_FROM = 80_000
 GRAPH_SAVE_EVERY = 5_000
 _WRITABLE = _FIELDS[1:]  # everything but seq, in insert order
@@ -1013,7 +1013,9 @@ class SQLiteStore:
             conn.execute(f"UPDATE events SET reason = '' WHERE memory_id IN ({marks}) AND tenant = ?",
                          (*ids, tenant))
             self._insert_events(conn, tenant, events)
-        self._vectors.clear()
+        # Scans are reloaded; a graph stays unless it held a purged vector (other scopes' graphs replay the journal).
+        self._vectors = {key: held for key, held in self._vectors.items()
+                         if isinstance(held, ScopeGraph) and held.scope not in graphs}
         for file in stale:
             with contextlib.suppress(FileNotFoundError):
                 (self.graph_folder / file).unlink()

@@ -21,3 +21,9 @@ def test_store_benchmark_spreads_records_over_users() -> None:
     cold = result["cold_user_search_ms"]
     assert cold is not None and cold["p50"] > 0  # each queried user's first search, timed apart
     assert "over 6 users" in str(store.render(result).title)
+
+
+def test_store_benchmark_can_write_straight_into_the_store() -> None:
+    result = store.run(records=600, queries=12, dimensions=32, progress=False, users=6, direct=True)
+    assert result["written"] == "directly into the store" and result["target_found"] >= 0.9
+    assert any("straight into the store" in str(cell) for cell in store.render(result).columns[0].cells)

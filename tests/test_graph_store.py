@@ -471,3 +471,14 @@ def test_a_purge_keeps_other_users_graphs_loaded(tmp_path: Path) -> None:
         assert mem.store._vectors[("default", "u2")] is other
     finally:
         mem.close()
+
+
+def test_graph_benchmark_measures_graph_and_scan_on_given_vectors(tmp_path: Path) -> None:
+    from ebbing.bench import graph as bench
+
+    rng = np.random.default_rng(0)
+    base = normalise(rng.standard_normal((40, 32)).astype(np.float32))
+    asked = normalise(rng.standard_normal((10, 32)).astype(np.float32))
+    figure = bench.measure(400, base, asked, tmp_path, adds=6, seed=0, per_turn=10.0)
+    assert figure["records"] == 400 and figure["graph_recall@10"] >= 0.9 and figure["scan_recall@10"] >= 0.9
+    assert figure["graph_ms"]["p50"] > 0 and figure["add_ms"]["p50"] > 0 and figure["graph_file_mb"] > 0

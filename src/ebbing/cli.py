@@ -795,6 +795,8 @@ def bench_store(
     url: Annotated[str | None, typer.Option("--url", help="PostgreSQL URL (default: a throwaway server).")] = None,
     users: Annotated[int, typer.Option("--users", help="Spread the records over this many users; searches are "
                                        "per user.")] = 1,
+    direct: Annotated[bool, typer.Option("--direct", help="Write the records straight into the store (10,000 a "
+                                         "transaction, no write-path judgements): big stores in minutes.")] = False,
 ) -> None:
     """Store throughput and search latency against numpy brute force over the same vectors."""
     from ebbing.bench import store as bench
@@ -803,12 +805,12 @@ def bench_store(
         require("postgres", "bench --backend postgres")
         from ebbing.bench import side_by_side
 
-        both = side_by_side.compare_store(records, queries, url, not as_json, users=users)
+        both = side_by_side.compare_store(records, queries, url, not as_json, users=users, direct=direct)
         _print_json(both) if as_json else out.print(side_by_side.render_store(both))
         return
     if not 1 <= users <= records:
         raise InvalidInput("--users", "must be from 1 to --records")
-    result = bench.run(records=records, queries=queries, progress=not as_json, users=users)
+    result = bench.run(records=records, queries=queries, progress=not as_json, users=users, direct=direct)
     _print_json(result) if as_json else out.print(bench.render(result))
 
 

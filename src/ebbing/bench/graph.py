@@ -27,7 +27,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,16 +35,16 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ebbing.bench.store import FixedEmbedder, synthesize, vocabulary
+from ebbing.bench.store import START, FixedEmbedder, plain_records, synthesize, vocabulary
 from ebbing.embed.base import normalise
 from ebbing.memory import Memory
-from ebbing.model import Kind, MemoryRecord, Priority, Scope, content_hash, new_id
+from ebbing.model import Scope
 from ebbing.recall.search import SearchConfig
+from ebbing.store.graph import CONNECTIVITY, EXPANSION_ADD, EXPANSION_MAX, EXPANSION_SEARCH
 from ebbing.store.sqlite import SQLiteStore
 from ebbing.text.terms import terms
 
 USER = "bench"
-START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 LOCOMO = Path("../shared/data/locomo/locomo10.json")
 
 
@@ -96,12 +95,9 @@ def _timed(calls: Sequence[Callable[[], Any]]) -> tuple[list[Any], dict[str, flo
 def fill(path: Path, vectors: np.ndarray, texts: list[str]) -> None:
     """Write the records straight into the store, in transactions of 10,000."""
     store = SQLiteStore(path, graph_from=len(vectors) + 1)
-    at = datetime.fromtimestamp(START, UTC)
     try:
         for start in range(0, len(vectors), 10_000):
-            batch = [MemoryRecord(id=new_id(START), text=texts[i], kind=Kind.FACT, importance=0.5, priority=Priority.P1,
-                                  created_at=at, updated_at=at, user_id=USER, content_hash=content_hash(texts[i]),
-                                  embedding=vectors[i]) for i in range(start, min(start + 10_000, len(vectors)))]
+            batch = plain_records(texts, vectors, range(start, min(start + 10_000, len(vectors))), [USER])
             store.insert(batch, [terms(r.text) for r in batch], [])
     finally:
         store.close()
@@ -194,17 +190,9 @@ def run(sizes: Sequence[int] = (1_000, 100_000), base: int = 1_500, queries: int
     for figure in figures:
         figure["add_p50_over_smallest"] = round(figure["add_ms"]["p50"] / smallest["add_ms"]["p50"], 3)
     return {"base_turns": base, "queries": queries, "adds": adds, "dimensions": dimensions, "seed": seed,
-            "graph": {"connectivity": _graph_setting("CONNECTIVITY"), "expansion_add": _graph_setting("EXPANSION_ADD"),
-                      "expansion_search": _graph_setting("EXPANSION_SEARCH"),
-                      "expansion_max": _graph_setting("EXPANSION_MAX")},
+            "graph": {"connectivity": CONNECTIVITY, "expansion_add": EXPANSION_ADD,
+                      "expansion_search": EXPANSION_SEARCH, "expansion_max": EXPANSION_MAX},
             "sizes": figures}
-
-
-def _graph_setting(name: str) -> int:
-    from ebbing.store import graph
-
-    value: int = getattr(graph, name)
-    return value
 
 
 def render(result: dict[str, Any]) -> Table:

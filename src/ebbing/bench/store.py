@@ -220,17 +220,23 @@ def run(records: int = 100_000, queries: int = 200, dimensions: int = 384, seed:
     return result
 
 
+def plain_records(texts: list[str], matrix: np.ndarray, rows: range, owners: Sequence[str],
+                  tenant: str = "default") -> list[MemoryRecord]:
+    """Records as a store holds them, built without the write path (no guard, classification or judgement):
+    row i is texts[i] with vector matrix[i], owned by owners[i mod len(owners)]."""
+    at = datetime.fromtimestamp(START, UTC)
+    return [MemoryRecord(id=new_id(START), text=texts[i], kind=Kind.FACT, importance=0.5, priority=Priority.P1,
+                         created_at=at, updated_at=at, tenant=tenant, user_id=owners[i % len(owners)],
+                         content_hash=content_hash(texts[i]), embedding=matrix[i]) for i in rows]
+
+
 def _write_directly(mem: Memory, texts: list[str], matrix: np.ndarray, owners: list[str],
                     advance: Callable[[int], object]) -> None:
-    """Records straight into the store (no guard, classification or judgement), 10,000 a transaction."""
-    at = datetime.fromtimestamp(START, UTC)
+    """Records straight into the store, 10,000 a transaction."""
     for start in range(0, len(texts), 10_000):
-        rows = range(start, min(start + 10_000, len(texts)))
-        batch = [MemoryRecord(id=new_id(START), text=texts[i], kind=Kind.FACT, importance=0.5, priority=Priority.P1,
-                              created_at=at, updated_at=at, tenant=mem.tenant, user_id=owners[i % len(owners)],
-                              content_hash=content_hash(texts[i]), embedding=matrix[i]) for i in rows]
+        batch = plain_records(texts, matrix, range(start, min(start + 10_000, len(texts))), owners, mem.tenant)
         mem.store.insert(batch, [terms(r.text) for r in batch], [])
-        advance(rows.stop)
+        advance(start + len(batch))
 
 
 def render(result: dict[str, Any]) -> Table:

@@ -26,7 +26,7 @@ from usearch.index import Index
 from ebbing.store import files
 
 CONNECTIVITY = 16  # edges per node, usearch's default: 24 or 32 gain little recall and double the build
-EXPANSION_ADD = 64  # candidates weighed when a vector is linked in: adds stay cheap (~0.3 ms at 100k)
+EXPANSION_ADD = 64  # candidates weighed when a vector is linked in: half usearch's 128, so adds and builds cost less
 # Candidates a search keeps. Recall@10 on `ebbing bench graph`'s turn embeddings: 0.99 at 100k with 256 (128:
 # 0.95); at 1M, where each turn has ten times the near-duplicates, 256 finds 0.84, 512 0.92 and 1024 0.97. So it
 # grows with the scope, capped where a search would cost more than ~10 ms on 2 cores.
@@ -58,20 +58,21 @@ class ScopeGraph:
         keys = np.asarray(keys, dtype=np.uint64)
         if len(keys) == 0:
             return
-        held = np.asarray(self._index.contains(keys), dtype=bool).reshape(-1)
-        if held.any():
-            self._index.remove(keys[held])
+        self._drop(keys)
         self._index.add(keys, np.ascontiguousarray(vectors, dtype=np.float32), threads=threads)
         self.unsaved += len(keys)
 
     def remove(self, keys: Sequence[int] | np.ndarray) -> None:
-        keys = np.asarray(keys, dtype=np.uint64)
+        self.unsaved += self._drop(np.asarray(keys, dtype=np.uint64))
+
+    def _drop(self, keys: np.ndarray) -> int:
+        """Take out those of `keys` the graph holds; how many that was."""
         if len(keys) == 0:
-            return
+            return 0
         held = np.asarray(self._index.contains(keys), dtype=bool).reshape(-1)
         if held.any():
             self._index.remove(keys[held])
-            self.unsaved += int(held.sum())
+        return int(held.sum())
 
     @property
     def expansion(self) -> int:
@@ -82,12 +83,13 @@ class ScopeGraph:
     def nearest(self, vector: np.ndarray, limit: int, allowed: np.ndarray | None = None,
                 pool: object | None = None) -> list[int]:
         """Keys of about the `limit` nearest vectors by cosine, nearest first. With `allowed`, only those keys:
-        a small set is scanned exactly, a large one filters an enlarged graph search."""
+        a small set is scanned exactly, a large one filters an enlarged graph search. (`pool` is the scan's
+        signature; a graph search needs no second thread.)"""
         size = self.size
         if size == 0 or limit < 1:
             return []
-        if self._expansion != (wanted := self.expansion):
-            self._index.expansion_search = self._expansion = wanted  # type: ignore[misc]  # settable at run time
+        if self._expansion != (width := self.expansion):
+            self._index.expansion_search = self._expansion = width  # type: ignore[misc]  # settable at run time
         query = np.ascontiguousarray(vector, dtype=np.float32)
         if allowed is not None:
             allowed = np.asarray(allowed, dtype=np.uint64)

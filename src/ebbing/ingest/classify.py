@@ -63,6 +63,7 @@ from ebbing.errors import EbbingError
 from ebbing.llm import prompts
 from ebbing.llm.base import LLM, complete_json
 from ebbing.model import Kind, Priority
+from ebbing.text.lazy import LazyPattern, lazy
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ _TAIL = r"(?![A-Za-z0-9_])"
 _OPEN_TAIL = r"(?:(?<![A-Za-z])|(?![A-Za-z0-9_]))"
 
 
-def _rx(*patterns: str) -> re.Pattern[str]:
+def _rx(*patterns: str) -> LazyPattern:
     """One case-insensitive pattern from alternatives. An alternative that starts with an ASCII letter must
     start a word, and one that ends with a letter must end one, so "token" cannot match in "tokens" nor "ago"
     in "Chicago"; an alternative that ends in a group or quantifier must not stop inside a word.
@@ -102,7 +103,7 @@ def _rx(*patterns: str) -> re.Pattern[str]:
             tail = ""
         (words if first.isascii() and first.isalpha() else others).append(f"(?:{p}){tail}")
     parts = [f"{_HEAD}(?:{'|'.join(words)})"] if words else []
-    return re.compile("|".join(parts + others), re.IGNORECASE)
+    return lazy("|".join(parts + others), re.IGNORECASE)
 
 
 # The cue tables (word lists, the alternatives of each `_rx` pattern, and a few whole patterns) live in
@@ -113,7 +114,7 @@ _CUES: dict[str, Any] = tomllib.loads(
     (resources.files("ebbing.ingest") / "cues" / "classify.toml").read_text(encoding="utf-8")
 )
 _WORDS: dict[str, Any] = _CUES["words"]
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_PLACEHOLDER = lazy(r"\{([a-z_]+)\}")
 
 
 def _joined(value: str | list[str]) -> str:
@@ -124,26 +125,26 @@ def _joined(value: str | list[str]) -> str:
 _FRAGMENTS = {name: _joined(value) for name, value in _CUES["fragments"].items()}
 
 
-def _table(name: str, **derived: str) -> re.Pattern[str]:
+def _table(name: str, **derived: str) -> LazyPattern:
     """The `_rx` pattern of one cue table. "{name}" in an alternative is a shared fragment of the cue file, or
     one of `derived` (values built here); an unknown name fails at import rather than matching nothing."""
     fragments = _FRAGMENTS | derived
     return _rx(*(_PLACEHOLDER.sub(lambda m: fragments[m.group(1)], _joined(a)) for a in _CUES["tables"][name]))
 
 
-def _pattern(name: str, flags: int = 0) -> re.Pattern[str]:
+def _pattern(name: str, flags: int = 0) -> LazyPattern:
     """One whole pattern of the cue file, compiled as written: unlike `_table`, no word edges are added."""
-    return re.compile(_joined(_CUES["patterns"][name]), flags)
+    return lazy(_joined(_CUES["patterns"][name]), flags)
 
 
 # --- text preparation -------------------------------------------------------------------------------
 
 # Quoted names ('Today in Rust', 「今天也要早睡」) are titles, not statements about today, so cues inside
 # them are ignored. An English single quote counts only where it cannot be an apostrophe.
-_QUOTED = re.compile(
+_QUOTED = lazy(
     r"「[^」]{0,120}」|『[^』]{0,120}』|“[^”]{0,120}”|\"[^\"]{0,120}\"|(?<![\w'])'[^'\n]{1,120}'(?![\w'])"
 )
-_EMOJI = re.compile(
+_EMOJI = lazy(
     "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d\U000e0020-\U000e007f]+"
 )
 
@@ -156,7 +157,7 @@ MAX_CHARS = 3000
 # A transcript's speaker label ("Gina: Thanks, Jon!") says who spoke, not what kind of thing was said: read
 # without it, or every line of a transcript looks like a statement of fact. Labels that are themselves cues
 # ("Important:", "Decision:", "Note:") stay.
-_SPEAKER = re.compile(r"^([A-Z][\w'.-]{0,20}(?: [A-Z][\w'.-]{0,20})?)\s*:\s+(?=\S)")
+_SPEAKER = lazy(r"^([A-Z][\w'.-]{0,20}(?: [A-Z][\w'.-]{0,20})?)\s*:\s+(?=\S)")
 _LABEL_CUES = frozenset(_WORDS["label_cues"])
 
 
@@ -180,13 +181,13 @@ def _has_han(text: str) -> bool:
 
 PIN = _table("pin")
 # The pin request before a colon ("Please always remember: ..."): cut off before the kind is looked for.
-_PIN_PREFIX = re.compile(r"^[^:：]{0,60}[:：]\s*")
+_PIN_PREFIX = lazy(r"^[^:：]{0,60}[:：]\s*")
 # "Remember this decision: ..." names the kind itself, and so does a request that says the matter is settled
 # ("永远记住，我们已经定了：...", "Remember, we agreed: ...").
 _NAMED_KIND = (
-    (re.compile(r"\bdecision\b|\b(?:decided|agreed|settled)\b|决定|决策|(?<![一确固稳肯规预约否])定了|敲定|拍板",
-                re.IGNORECASE), Kind.DECISION),
-    (re.compile(r"\bpreference\b|偏好|喜好", re.IGNORECASE), Kind.PREFERENCE),
+    (lazy(r"\bdecision\b|\b(?:decided|agreed|settled)\b|决定|决策|(?<![一确固稳肯规预约否])定了|敲定|拍板",
+          re.IGNORECASE), Kind.DECISION),
+    (lazy(r"\bpreference\b|偏好|喜好", re.IGNORECASE), Kind.PREFERENCE),
 )
 # A pin trigger right after the speaker's own promise to remember ("I'll remember this", "我会记住的") is an
 # assistant's reply, not a request, and does not pin, unless the text also asks outright (`_ASKED`).
@@ -217,7 +218,7 @@ _ACK_WORDS = tuple(_WORDS["ack"])
 _ACK_WORD = "|".join(sorted((re.escape(w) for w in _ACK_WORDS), key=len, reverse=True))
 # Atomic groups and possessive repeats: each piece is taken whole or not at all, so a long run of "哈" or
 # "h" followed by a word cannot make the engine try every way of cutting the run into pieces.
-ACKNOWLEDGEMENT = re.compile(
+ACKNOWLEDGEMENT = lazy(
     rf"^(?:(?>(?:{_ACK_WORD})(?![a-z]))|[哈嗯哦啊呀嘿嘻呵呜唔~～]++|\d{{3}}|h{{2,}}+|(?:ha){{2,}}+h?|(?:he){{2,}}+|"
     r"x++d++|lo++l++|lmf?a++o++|[\s.,!?。，！？、~～…:：;；()（）\-]++)*+$",
     re.IGNORECASE,
@@ -237,7 +238,7 @@ _SEASON = _FRAGMENTS["season"]
 PAST_ANCHOR = _table("past_anchor")
 WEAK_ANCHOR = _table("weak_anchor")
 # A year as a time ("in 2019", "June 2019", "2018 年"), not as a label ("a 2016 Honda", "2016款").
-_YEAR = re.compile(
+_YEAR = lazy(
     rf"\b(?:in|during|around|of|by|from|until|{_MONTH}|{_SEASON})\s+((?:19|20)\d\d)\b"
     r"|(?<!\d)((?:19|20)\d\d)\s*年(?![级代款])",
     re.IGNORECASE,
@@ -248,13 +249,13 @@ _NOT_A_STORY = _pattern("not_a_story", re.IGNORECASE)
 _IRREGULAR_PAST = _WORDS["irregular_past"].split()
 _PURE_PAST = set(_WORDS["pure_past"].split())
 _PARTICIPLE = "|".join(v for v in _IRREGULAR_PAST if v not in _PURE_PAST)
-_PAST = re.compile(
+_PAST = lazy(
     rf"(?<![\w-])(?:(?:{'|'.join(sorted(_PURE_PAST))})|(?:{_PARTICIPLE}|[a-z]{{3,}}ed)(?!\S*\s+by\b))(?![\w-])",
     re.IGNORECASE,
 )
 _NOT_A_VERB = _table("not_a_verb")
 _DESCRIPTIVE = _table("descriptive")
-_PASSIVE_OR_STATE = re.compile(
+_PASSIVE_OR_STATE = lazy(
     r"\b(?:is|are|am|be|been|being|'s|'re|'m|get|gets|getting|has|have|'ve|not|n't|to)\s+(?:\w+ly\s+)?$",
     re.IGNORECASE,
 )
@@ -271,7 +272,7 @@ _STORY_VERB = "|".join(v for v in _IRREGULAR_PAST if v not in {"was", "were", "h
 _STORY_ADVERB = r"(?:just |finally |suddenly |accidentally |actually |never |also |eventually )?"
 _AFTER_A_VERB = _FRAGMENTS["after_a_verb"]
 _FUNCTION_WORD = _FRAGMENTS["function_word"]
-_NARRATIVE = re.compile(
+_NARRATIVE = lazy(
     rf"\b(?:(?:I|we|they|he|she|it)\s+{_STORY_ADVERB}(?:{_STORY_VERB}|[a-z]{{3,}}ed)"
     rf"|(?:my \w+|our \w+(?: \w+){{0,2}}|the \w+(?: \w+){{0,2}}|(?!(?:{_FUNCTION_WORD})\b)\w+)\s+{_STORY_ADVERB}"
     rf"(?:{_STORY_VERB}|[a-z]{{3,}}ed{_AFTER_A_VERB}))"
@@ -298,7 +299,7 @@ def _past_year(text: str) -> bool:
 
 
 _SWITCHED = _table("switched")
-_MORE_THAN_ONE_CLAUSE = re.compile(r"[,，;；:：—]|\b(?:and|but|because|so|when|after|before|until|then)\b", re.I)
+_MORE_THAN_ONE_CLAUSE = lazy(r"[,，;；:：—]|\b(?:and|but|because|so|when|after|before|until|then)\b", re.I)
 
 
 def _switch_with_a_date(text: str) -> bool:
@@ -354,10 +355,10 @@ def _likes(text: str) -> bool:
 
 
 _CLAUSE_WORD = _table("clause_word")
-_NOT_A_PHRASE = re.compile(r"[:?？]|\d{3,}|\d[\d.,]*\s*(?:%|gb|mb|tb|ms|km|kg)\b", re.IGNORECASE)
+_NOT_A_PHRASE = lazy(r"[:?？]|\d{3,}|\d[\d.,]*\s*(?:%|gb|mb|tb|ms|km|kg)\b", re.IGNORECASE)
 _CHOICE_WORD = _table("choice_word")
-_PREPOSITION = re.compile(r"\b(?:at|in|on|for|with|by|from|to|after|before|during|under)\b", re.IGNORECASE)
-_SUBORDINATE = re.compile(r"\b(?:whenever|when|if|unless|because|as long as|while|since)\b", re.IGNORECASE)
+_PREPOSITION = lazy(r"\b(?:at|in|on|for|with|by|from|to|after|before|during|under)\b", re.IGNORECASE)
+_SUBORDINATE = lazy(r"\b(?:whenever|when|if|unless|because|as long as|while|since)\b", re.IGNORECASE)
 _COUNT = _table("count")
 TERSE_MAX = 70
 
@@ -396,8 +397,8 @@ SECURITY = _table("security")
 # nothing about the speaker, and every credential word in it is bare (not "the API token for billing", "our
 # VPN password", "公司 VPN 的账号密码").
 _ADVICE = _pattern("advice", re.IGNORECASE)
-_OWNED = re.compile(r"\b(?:the|my|our|your|his|her|their|this|that|these|those|its)\s+(?:[\w-]+\s+){0,3}$|的\s*$",
-                    re.IGNORECASE)
+_OWNED = lazy(r"\b(?:the|my|our|your|his|her|their|this|that|these|those|its)\s+(?:[\w-]+\s+){0,3}$|的\s*$",
+              re.IGNORECASE)
 
 
 def _security_advice(text: str) -> bool:
@@ -408,11 +409,11 @@ def _security_advice(text: str) -> bool:
 
 NAME = _table("name")
 IDENTITY = _table("identity")
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I'd|I've|I'll|me|my|mine|myself)\b|我", re.IGNORECASE)
+_FIRST_PERSON = lazy(r"\b(?:I|I'm|I'd|I've|I'll|me|my|mine|myself)\b|我", re.IGNORECASE)
 # "I'm Sofia Marquez": a capitalised name right after "I'm" (case matters here, so a pattern of its own).
 # A greeting may come first: "Hi, I'm ...", "Morning! I'm ...", "Good afternoon all, I'm ...".
-_INTRODUCTION = re.compile(r"^(?i:(?:hi|hello|hey|(?:good )?(?:morning|afternoon|evening))(?: there| all| everyone)?"
-                           r"[,!.]* )?I'?m [A-Z][a-zà-öø-ÿ]+(?: [A-Z][a-zà-öø-ÿ'-]+)+\b(?! (?:and|or)\b)")
+_INTRODUCTION = lazy(r"^(?i:(?:hi|hello|hey|(?:good )?(?:morning|afternoon|evening))(?: there| all| everyone)?"
+                     r"[,!.]* )?I'?m [A-Z][a-zà-öø-ÿ]+(?: [A-Z][a-zà-öø-ÿ'-]+)+\b(?! (?:and|or)\b)")
 
 # --- temporary ----------------------------------------------------------------------------------------
 
@@ -424,7 +425,7 @@ REQUEST = _table("request")
 # A question that asks for something once ("Could you draft a reply to this email for me?") is a request,
 # though "for me" or "you draft" would otherwise read as a standing wish; a standing word keeps it one
 # ("Could you always answer in English?").
-_ONE_OFF = re.compile(
+_ONE_OFF = lazy(
     r"^(?:(?:hey|hi|ok|okay|so|also|wait|quick question|btw|and),? )*(?:can|could|would|will) you\b[^?]*\?\s*$"
     r"|^(?:你)?(?:能不能|能否|可不可以|可以)[^？?]*(?:[？?]|吗\s*[？?]?)\s*$",
     re.IGNORECASE,

@@ -16,6 +16,7 @@ from typing import Protocol
 from ebbing.errors import EbbingError
 from ebbing.llm import prompts
 from ebbing.llm.base import LLM, complete_json
+from ebbing.text.lazy import LazyPattern, lazy
 from ebbing.text.slots import slot_terms
 
 _END = r"(?=\s*(?:[,;!?，。；！？]|\.(?:\s|$)|\s+(?:because|since|as|due to)\b|因为|由于|$))"
@@ -26,43 +27,43 @@ _CHANGE_ZH = ("改成|改为|改到|调成|调到|调整为|调整到|换成|变
 # 就是, 也是, 都是, 要是 "if", 可是/但是 "but", 于是 "so", 总是 "always", 或是, 倒是, 正是, 算是, 像是,
 # 真是, 老是, 凡是, 若是, 即是, 便是)
 _NOT_COPULA = "而不只还就也都要可但于总或倒正算像真老凡若即便"
-_PATTERNS: list[tuple[re.Pattern[str], bool]] = [
+_PATTERNS: list[tuple[LazyPattern, bool]] = [
     # Chinese changes: "把超时阈值改成 60s", "超时阈值调整为 60s"
-    (re.compile(rf"把\s*(?P<attr>[^，。；！？,;!?]{{1,60}}?)\s*(?:{_CHANGE_ZH})\s*{_VALUE}"), True),
-    (re.compile(rf"(?P<attr>[^，。；！？,;!?把]{{1,60}}?)\s*(?:已经|已)?(?:{_CHANGE_ZH})\s*{_VALUE}"), True),
+    (lazy(rf"把\s*(?P<attr>[^，。；！？,;!?]{{1,60}}?)\s*(?:{_CHANGE_ZH})\s*{_VALUE}"), True),
+    (lazy(rf"(?P<attr>[^，。；！？,;!?把]{{1,60}}?)\s*(?:已经|已)?(?:{_CHANGE_ZH})\s*{_VALUE}"), True),
     # English changes: "change the timeout to 60s", "the timeout changed from 30s to 60s"
-    (re.compile(rf"\b(?:change|changed|set|update|updated|increase|increased|decrease|decreased|raise|raised|"
-                rf"lower|lowered|bump|bumped|switch|switched|move|moved)\s+(?P<attr>[\w\s'-]{{1,60}}?)\s+"
-                rf"(?:from\s+\S+\s+)?to\s+{_VALUE}", re.IGNORECASE), True),
-    (re.compile(rf"\b(?P<attr>(?:my|our|the|their)\s+[\w\s'-]{{1,60}}?)\s+(?:has\s+)?(?:changed|went|moved|was changed|"
-                rf"was moved|was raised|was lowered|is now)\s+(?:from\s+\S+\s+)?(?:to\s+)?{_VALUE}", re.IGNORECASE),
+    (lazy(rf"\b(?:change|changed|set|update|updated|increase|increased|decrease|decreased|raise|raised|"
+          rf"lower|lowered|bump|bumped|switch|switched|move|moved)\s+(?P<attr>[\w\s'-]{{1,60}}?)\s+"
+          rf"(?:from\s+\S+\s+)?to\s+{_VALUE}", re.IGNORECASE), True),
+    (lazy(rf"\b(?P<attr>(?:my|our|the|their)\s+[\w\s'-]{{1,60}}?)\s+(?:has\s+)?(?:changed|went|moved|was changed|"
+          rf"was moved|was raised|was lowered|is now)\s+(?:from\s+\S+\s+)?(?:to\s+)?{_VALUE}", re.IGNORECASE),
      True),
     # Chinese statements: "我的数据库连接超时阈值是 30s", "新地址是 …"; not the 是 of 而是/不是/只是/还是/…
     # nor the 为 of 因为/作为/认为/以为 (conjunctions and copula compounds, not "X is Y")
-    (re.compile(rf"(?P<attr>[^，。；！？,;!?]{{0,30}}[\u4e00-\u9fff][^，。；！？,;!?]{{0,30}}?)"
-                rf"\s*(?:(?<![{_NOT_COPULA}])是|(?<![因作认以])为|：)\s*{_VALUE}"), False),
+    (lazy(rf"(?P<attr>[^，。；！？,;!?]{{0,30}}[\u4e00-\u9fff][^，。；！？,;!?]{{0,30}}?)"
+          rf"\s*(?:(?<![{_NOT_COPULA}])是|(?<![因作认以])为|：)\s*{_VALUE}"), False),
     # English statements: "my database timeout is 30s", "our backend is written in Go"
-    (re.compile(rf"\b(?P<attr>(?:my|our|the|their|his|her)\s+[\w\s'-]{{1,60}}?)\s+(?:is|are|was|=|:)\s+{_VALUE}",
-                re.IGNORECASE), False),
+    (lazy(rf"\b(?P<attr>(?:my|our|the|their|his|her)\s+[\w\s'-]{{1,60}}?)\s+(?:is|are|was|=|:)\s+{_VALUE}",
+          re.IGNORECASE), False),
     # Named owners: "Project Aurora's backend is Go"
-    (re.compile(rf"\b(?P<attr>[A-Z][\w-]{{0,30}}(?:\s+[A-Z][\w-]{{0,30}}){{0,3}}'s\s+[\w\s-]{{1,40}}?)"
-                rf"\s+(?:is|are|was)\s+{_VALUE}"), False),
+    (lazy(rf"\b(?P<attr>[A-Z][\w-]{{0,30}}(?:\s+[A-Z][\w-]{{0,30}}){{0,3}}'s\s+[\w\s-]{{1,40}}?)"
+          rf"\s+(?:is|are|was)\s+{_VALUE}"), False),
 ]
 # What each pattern above cannot match without (a word it requires, found in one linear pass): a clause that lacks
 # it skips the pattern, whose lazy bounded groups cost time at every position of a long clause. Only a shortcut:
 # a pattern is tried exactly as before wherever its needle is found.
-_NEEDLES: list[re.Pattern[str]] = [
-    re.compile(rf"把[\s\S]*(?:{_CHANGE_ZH})"),
-    re.compile(rf"(?:{_CHANGE_ZH})"),
-    re.compile(r"\b(?:change|changed|set|update|updated|increase|increased|decrease|decreased|raise|raised|lower|"
-               r"lowered|bump|bumped|switch|switched|move|moved)\s", re.IGNORECASE),
-    re.compile(r"(?:changed|went|moved|was changed|was moved|was raised|was lowered|is now)", re.IGNORECASE),
-    re.compile(rf"(?:(?<![{_NOT_COPULA}])是|(?<![因作认以])为|：)"),
-    re.compile(r"\s(?:is|are|was|=|:)\s", re.IGNORECASE),
-    re.compile(r"'s\s"),
+_NEEDLES: list[LazyPattern] = [
+    lazy(rf"把[\s\S]*(?:{_CHANGE_ZH})"),
+    lazy(rf"(?:{_CHANGE_ZH})"),
+    lazy(r"\b(?:change|changed|set|update|updated|increase|increased|decrease|decreased|raise|raised|lower|"
+         r"lowered|bump|bumped|switch|switched|move|moved)\s", re.IGNORECASE),
+    lazy(r"(?:changed|went|moved|was changed|was moved|was raised|was lowered|is now)", re.IGNORECASE),
+    lazy(rf"(?:(?<![{_NOT_COPULA}])是|(?<![因作认以])为|：)"),
+    lazy(r"\s(?:is|are|was|=|:)\s", re.IGNORECASE),
+    lazy(r"'s\s"),
 ]
-_REASON = re.compile(r"(?:\bbecause\b|\bsince\b|\bdue to\b|因为|由于)\s*(?P<reason>[^。；;!?！？\n]+)", re.IGNORECASE)
-_SUBJECT = re.compile(r"^(?:(?P<user>my|our|i|we|我的|我们的|我们|我)\s*)", re.IGNORECASE)
+_REASON = lazy(r"(?:\bbecause\b|\bsince\b|\bdue to\b|因为|由于)\s*(?P<reason>[^。；;!?！？\n]+)", re.IGNORECASE)
+_SUBJECT = lazy(r"^(?:(?P<user>my|our|i|we|我的|我们的|我们|我)\s*)", re.IGNORECASE)
 MAX_CLAUSE = 400  # a fact is stated in a sentence, not a page; longer clauses are not searched (and cost time)
 _NOT_ATTRIBUTES = frozenset("it this that there he she they we i you 它 这 那 他 她 我 你 今天 天气 weather".split())
 # Single characters that are function words, not attributes: a slot made only of these is no slot ("而不是…" -> "不")
@@ -70,7 +71,7 @@ _NOT_ATTRIBUTES |= frozenset("不 没 也 都 就 还 只 而 但 又 很 太 �
                              "却 才 再 并 则".split())
 MAX_VALUE_WORDS = 8  # a value longer than this is a clause someone said, not a value ("a separate concern that …")
 MAX_VALUE_CJK = 24
-_CLAUSE_VALUE = re.compile(
+_CLAUSE_VALUE = lazy(
     r"^(?:(?:that|which|who|whether|because|if|when|not|to|we|you|i|he|she|they|it|there|this)\s+\S+\s+\S+"
     r"|(?:应该|需要|必须|可以|不要|不能|不会|没有|我们|你们|他们)\S{4,})", re.IGNORECASE)
 
@@ -94,7 +95,7 @@ class FactExtractor(Protocol):
 
 # "定了：…", "可能是什么原因", "你以后也会…是": a verb with its aspect particle, a question word or the listener
 # doing something is no attribute
-_NOT_AN_ATTRIBUTE = re.compile(r"[了过]\s*$|什么|怎么|哪[个些里儿]|多少|^(?:可能|也许|大概|应该)$|^你(?!的)")
+_NOT_AN_ATTRIBUTE = lazy(r"[了过]\s*$|什么|怎么|哪[个些里儿]|多少|^(?:可能|也许|大概|应该)$|^你(?!的)")
 
 
 def is_value(value: str) -> bool:

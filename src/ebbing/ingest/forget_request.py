@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ebbing.text.lazy import lazy
+
 KINDS = ("previous", "this", "field", "topic", "entity", "everything")
 
 
@@ -41,10 +43,10 @@ class ForgetRequest:
 
 # -- shared ------------------------------------------------------------------------------------------------
 
-_QUOTED = re.compile(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』|‘[^’\n]{1,400}’")
-_SENTENCES = re.compile(r"(?<=[.!?。！？；;\n])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)"
-                        r"(?<!\bJr\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s*")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_QUOTED = lazy(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』|‘[^’\n]{1,400}’")
+_SENTENCES = lazy(r"(?<=[.!?。！？；;\n])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)"
+                  r"(?<!\bJr\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s*")
+_CJK = lazy(r"[\u4e00-\u9fff]")
 
 
 def _mask_quotes(text: str) -> str:
@@ -85,27 +87,27 @@ def detect(text: str) -> ForgetRequest | None:
 
 
 # Words that point back at what was said before ("forget what I just said", "刚才那句", "当我没说").
-_BACK = re.compile(r"\b(?:just (?:said|told|wrote|mentioned|typed|sent)|last (?:message|thing|comment|one|bit)|"
-                   r"previous (?:message|one)|what i said (?:before|earlier)|pretend i never said|i never said "
-                   r"(?:it|that)|said that)\b|刚才|刚刚|刚那|方才|上一[句条个段]|上面那|前面那|之前那[句条]|"
-                   r"当我没(?:说|讲)|"
-                   r"就当没(?:说|讲)", re.I)
+_BACK = lazy(r"\b(?:just (?:said|told|wrote|mentioned|typed|sent)|last (?:message|thing|comment|one|bit)|"
+             r"previous (?:message|one)|what i said (?:before|earlier)|pretend i never said|i never said "
+             r"(?:it|that)|said that)\b|刚才|刚刚|刚那|方才|上一[句条个段]|上面那|前面那|之前那[句条]|"
+             r"当我没(?:说|讲)|"
+             r"就当没(?:说|讲)", re.I)
 
 
 # "Keep my son's", "Mum's is fine to keep", "Vikram stays", "not Mike from work", "刘姐的留着", "公司地址别删".
 _KEEP = (
-    re.compile(r"(?<!not )(?<!n't )(?<!never )(?<!stop )(?<!i )(?<!we )\b(?:keep|leave|don'?t (?:delete|forget|touch|"
-               r"remove))"
-               r"\s+(?!(?:any|anything|it|that|this|them|on|up|going|\w+ing)\b)(?![^.,;!?]*\b(?:out of|off) (?:your|"
-               r"the)\b)"
-               r"(?P<keep>[^.,;!?]{2,60})", re.I),
-    re.compile(r"(?:^|[.,;!?]\s*|\bbut\s+)(?P<keep>(?:(?!\b(?:I|we|We|you|You)\b)[^.,;!?]){2,60}?)\s+(?:stays|can stay|"
-               r"should stay|is fine|are fine|"
-               r"is ok(?:ay)?|is good|can be kept|you can keep|'s fine|'s ok(?:ay)?|'s good|can remain|"
-               r"may stay)\b", re.I),
-    re.compile(r"(?:^|[.,;!?]\s*)(?:[Bb]ut )?[Nn]ot (?P<keep>(?:the |my )?[A-Z][^.,;!?]{1,60})"),
-    re.compile(r"(?:^|[，,。！？!?；;]|但是?|不过)(?P<keep>[^，,。！？!?；;]{1,20}?)(?:的)?(?:就|都|还|可以|先)?(?:留着|保留|别删|"
-               r"不用删|不要删|不删|可以留|没关系|不用动|别动|不用管|照旧|继续记)"),
+    lazy(r"(?<!not )(?<!n't )(?<!never )(?<!stop )(?<!i )(?<!we )\b(?:keep|leave|don'?t (?:delete|forget|touch|"
+         r"remove))"
+         r"\s+(?!(?:any|anything|it|that|this|them|on|up|going|\w+ing)\b)(?![^.,;!?]*\b(?:out of|off) (?:your|"
+         r"the)\b)"
+         r"(?P<keep>[^.,;!?]{2,60})", re.I),
+    lazy(r"(?:^|[.,;!?]\s*|\bbut\s+)(?P<keep>(?:(?!\b(?:I|we|We|you|You)\b)[^.,;!?]){2,60}?)\s+(?:stays|can stay|"
+         r"should stay|is fine|are fine|"
+         r"is ok(?:ay)?|is good|can be kept|you can keep|'s fine|'s ok(?:ay)?|'s good|can remain|"
+         r"may stay)\b", re.I),
+    lazy(r"(?:^|[.,;!?]\s*)(?:[Bb]ut )?[Nn]ot (?P<keep>(?:the |my )?[A-Z][^.,;!?]{1,60})"),
+    lazy(r"(?:^|[，,。！？!?；;]|但是?|不过)(?P<keep>[^，,。！？!?；;]{1,20}?)(?:的)?(?:就|都|还|可以|先)?(?:留着|保留|别删|"
+         r"不用删|不要删|不删|可以留|没关系|不用动|别动|不用管|照旧|继续记)"),
 )
 
 
@@ -178,8 +180,8 @@ _ERRAND_VERB = (r"(?:clear(?: out| away)?|clearing(?: out)?|drop|dropping|discar
                 r"let go of)")
 _ACTION_VERB = rf"(?:{_ERASE_VERB}|{_ERRAND_VERB})"
 # Matched at a clause start with `.match(text, pos)` (no "^": that would only match at the string's start).
-_IMPERATIVE = re.compile(rf"{_PREFIX}(?P<verb>{_MEMORY_VERB}|{_ACTION_VERB})\b(?P<object>.*)$", re.I | re.S)
-_DESIRE = re.compile(
+_IMPERATIVE = lazy(rf"{_PREFIX}(?P<verb>{_MEMORY_VERB}|{_ACTION_VERB})\b(?P<object>.*)$", re.I | re.S)
+_DESIRE = lazy(
     r"(?P<verb>\bi (?:don'?t|do not|dont) want you (?:to )?(?:remember|know|keep|store|save|have|hold on ?to|"
     r"remembering|keeping|storing|saving|having|holding on ?to|hanging on ?to|hang on ?to)"
     r"|\bi (?:don'?t|do not|dont) want (?=.{1,80}? (?:stored|saved|kept|remembered|on file|recorded|in your memory)\b)"
@@ -194,41 +196,41 @@ _DESIRE = re.compile(
     r"|\bplease don'?t (?:hold|hang) on ?to"
     r"|\b(?:no|there'?s no) need (?:for you )?to (?:remember|keep|store|save|hold on ?to))\b(?P<object>.*)$",
     re.I | re.S)
-_PASSIVE = re.compile(
+_PASSIVE = lazy(
     r"^(?:please |pls |just |and |so )?(?:i want |i need |i'?d like |can you (?:get |have )?|could you (?:get |have )?"
     r"|please (?:get |have )?|make sure )(?P<object>.{2,120}?)\s+(?:is |are |gets |get )?"
     r"(?P<verb>(?:deleted|erased|removed|wiped|forgotten|gone|cleared|purged|scrubbed|off (?:the|your) records?|"
     r"out of (?:your|the) (?:memory|records|system|notes|files)))\b", re.I | re.S)
-_PASSIVE_MODAL = re.compile(
+_PASSIVE_MODAL = lazy(
     r"^(?P<object>.{2,120}?)\s+(?:should|must|needs? to|has to|can) (?:be |get |go )?(?P<verb>deleted|erased|removed|"
     r"wiped|forgotten|gone|cleared|purged)\b", re.I | re.S)
-_RATHER_NOT = re.compile(r"\bi(?:'?d| would) (?:rather|prefer)(?: it if)? (?P<object>.{1,80}?) (?:not be|wasn'?t|"
-                         r"weren'?t|"
-                         r"isn'?t|didn'?t get|not get|not stay) (?:remembered|saved|stored|kept|recorded|on file|"
-                         r"in (?:your|the) memory)", re.I)
+_RATHER_NOT = lazy(r"\bi(?:'?d| would) (?:rather|prefer)(?: it if)? (?P<object>.{1,80}?) (?:not be|wasn'?t|"
+                   r"weren'?t|"
+                   r"isn'?t|didn'?t get|not get|not stay) (?:remembered|saved|stored|kept|recorded|on file|"
+                   r"in (?:your|the) memory)", re.I)
 # "I can relax, forget my troubles, and get lost in another world": a list of what someone does, not an order.
-_LIST_OF_DOINGS = re.compile(r"\b(?:i|we|you|he|she|they|it|people)\s+(?:can|could|will|would|might|may|just|"
-                             r"like to|love to|get to|used to|want to|tend to|try to|need to|have to|help me)\b"
-                             r"(?![^.!?]*\b(?:please|can you|could you|would you)\b)[^.!?]*$", re.I)
+_LIST_OF_DOINGS = lazy(r"\b(?:i|we|you|he|she|they|it|people)\s+(?:can|could|will|would|might|may|just|"
+                       r"like to|love to|get to|used to|want to|tend to|try to|need to|have to|help me)\b"
+                       r"(?![^.!?]*\b(?:please|can you|could you|would you)\b)[^.!?]*$", re.I)
 # Where an imperative may start inside a sentence: its start, after a comma or dash, after and/but/so/then.
-_CLAUSE_STARTS = re.compile(r"[,;:—–]\s*(?:(?:and|but|so|then|or)\s+)?|\s-\s+|\b(?:but|so|then)\s+|\s(?=(?:could|can|"
-                            r"would|will) (?:you|u)\b"
-                            r"|please\b)", re.I)
-_REPORTED = re.compile(r"\b(?:told|tells|telling|asked|asks|wants?|wanted|said|says|saying|keeps? saying|reminded|"
-                       r"advised|suggested|warned|begged|urged|convinced|asking|want)\s+(?:me|us|him|her|them|"
-                       r"everyone|people)\s+(?:to\s+)?$|\b(?:he|she|they|mom|mum|dad|my \w+|someone|everyone|"
-                       r"people|the \w+)\s+(?:said|says|told|tells|asked|wrote|texted|yelled)\b[^.]*$|\b(?:to|how to|"
-                       r"whether to|if i should|should i|shall i|did you|do you|can i|could i|will i|would i|"
-                       r"you'll|you will|won't you|you never|you always|you didn't|did i|have you|i'll|i will|"
-                       r"i'm going to|i am going to|i'd|i should|i could|i might|i can|trying to|try to|want to|"
-                       r"need to|have to|going to|gonna|wanna|hard to|easy to)\s+$", re.I)
-_QUESTION_CAPABILITY = re.compile(r"^\s*(?:do|does|did|will|would|can|could|have|has|is|are)\s+(?:you|it|the "
-                                  r"assistant|ai)\s+(?:ever\s+|actually\s+|really\s+)?(?:forget|delete|erase|remove)"
-                                  r"\b(?:\s+(?:things|stuff|anything|everything|what|stuff like that|old stuff|"
-                                  r"memories|over time|eventually|automatically))?\s*[?.!]*\s*$", re.I)
+_CLAUSE_STARTS = lazy(r"[,;:—–]\s*(?:(?:and|but|so|then|or)\s+)?|\s-\s+|\b(?:but|so|then)\s+|\s(?=(?:could|can|"
+                      r"would|will) (?:you|u)\b"
+                      r"|please\b)", re.I)
+_REPORTED = lazy(r"\b(?:told|tells|telling|asked|asks|wants?|wanted|said|says|saying|keeps? saying|reminded|"
+                 r"advised|suggested|warned|begged|urged|convinced|asking|want)\s+(?:me|us|him|her|them|"
+                 r"everyone|people)\s+(?:to\s+)?$|\b(?:he|she|they|mom|mum|dad|my \w+|someone|everyone|"
+                 r"people|the \w+)\s+(?:said|says|told|tells|asked|wrote|texted|yelled)\b[^.]*$|\b(?:to|how to|"
+                 r"whether to|if i should|should i|shall i|did you|do you|can i|could i|will i|would i|"
+                 r"you'll|you will|won't you|you never|you always|you didn't|did i|have you|i'll|i will|"
+                 r"i'm going to|i am going to|i'd|i should|i could|i might|i can|trying to|try to|want to|"
+                 r"need to|have to|going to|gonna|wanna|hard to|easy to)\s+$", re.I)
+_QUESTION_CAPABILITY = lazy(r"^\s*(?:do|does|did|will|would|can|could|have|has|is|are)\s+(?:you|it|the "
+                            r"assistant|ai)\s+(?:ever\s+|actually\s+|really\s+)?(?:forget|delete|erase|remove)"
+                            r"\b(?:\s+(?:things|stuff|anything|everything|what|stuff like that|old stuff|"
+                            r"memories|over time|eventually|automatically))?\s*[?.!]*\s*$", re.I)
 # What a memory request points at when its verb also acts on things ("delete my phone number" but not
 # "delete the draft email"): a reference to what was said or stored, or a piece of personal information.
-_MEMORY_REFERENCE = re.compile(
+_MEMORY_REFERENCE = lazy(
     r"\b(?:what i(?:'ve| have)? (?:just |already |once |ever |had )?(?:told|said|mentioned|shared|wrote|typed|sent|say|"
     r"tell)|"
     r"what you (?:know|have|remember|stored|"
@@ -240,7 +242,7 @@ _MEMORY_REFERENCE = re.compile(
     r"(?:about|on|regarding|re|related|concerning)|the (?:bit|part|thing|things) (?:about|on|regarding|re|"
     r"concerning)|the last|my last|"
     r"the previous|from memory|out of memory|all of it|it all)\b", re.I)
-_PERSONAL = re.compile(
+_PERSONAL = lazy(
     r"^\s*(?:my|our|his|her|their|the)\s+(?:(?:old|new|previous|current|home|work|personal|private|cell|mobile|"
     r"office|real|full|other|second|first|last|backup|emergency|billing|shipping|mailing|email)\s+)*"
     r"(?:phone(?: number)?|number|cell|mobile|address|email(?: address)?|e-mail|birthday|birth ?date|date of birth|"
@@ -254,7 +256,7 @@ _PERSONAL = re.compile(
     r"kids'? names?|children'?s names?|religion|politics|political views|sexuality|orientation|"
     r"criminal record|record|history|finances|financial \w+|details|info|information|data|stuff)\b", re.I)
 # Things a delete/remove acts on outside the memory: a file, a message, a calendar entry, code.
-_ARTEFACT = re.compile(
+_ARTEFACT = lazy(
     r"\b(?:file|files|folder|directory|draft|drafts|email|emails|e-mail|inbox|message from|photo|photos|picture|"
     r"pictures|pic|pics|image|images|screenshot|video|videos|app|apps|application|"
     r"accounts?(?!\s+(?:details|numbers?|info|information))|tab|tabs|"
@@ -269,10 +271,10 @@ _ARTEFACT = re.compile(
     r"reservation|booking|flight|ticket|tickets|recipe|ingredients?|onions?|garlic|salt|sugar|the oven|the pan)\b",
     re.I)
 # "the Daniel crush stuff", "the fence dispute thing": a bundle of what was said, named by its topic.
-_STUFF_TAIL = re.compile(r"\b(?:stuff|thing|things|saga|story|drama|business|situation|mess|details|info|"
-                         r"information|data|history|episode|incident|topic|subject|issue|conversation|chat|convo|"
-                         r"talk|dispute|fight|news|plan|plans|question|questions|problem|problems|worries)\s*$", re.I)
-_DEICTIC = re.compile(
+_STUFF_TAIL = lazy(r"\b(?:stuff|thing|things|saga|story|drama|business|situation|mess|details|info|"
+                   r"information|data|history|episode|incident|topic|subject|issue|conversation|chat|convo|"
+                   r"talk|dispute|fight|news|plan|plans|question|questions|problem|problems|worries)\s*$", re.I)
+_DEICTIC = lazy(
     r"^\s*(?:(?:all of )?(?:that|this|it)|the (?:thing|stuff|bit|part) i just (?:said|told you|wrote|typed|"
     r"mentioned|shared|sent)|(?:that )?i (?:just )?(?:told you|said|mentioned|wrote|typed)(?: (?:that|this|it))?|"
     r"that (?:last )?(?:one|bit|part|message|line|thing|comment|remark)|"
@@ -282,19 +284,19 @@ _DEICTIC = re.compile(
     r"the (?:previous|last) (?:message|one)|what i said (?:just now|a (?:second|minute|moment) ago)|"
     r"(?:that|this|it) (?:last )?(?:bit|part|one)?)"
     r"(?:\s+(?:i (?:just )?(?:said|told you|wrote|typed|mentioned|sent))?)?\s*$", re.I)
-_EVERYTHING = re.compile(r"^\s*(?:everything|all of it|all|it all|every ?thing (?:i'?ve|i have) (?:ever )?"
-                         r"(?:told|said to) you|everything (?:i'?ve|i have|you have|you'?ve|you know)"
-                         r"(?: ever)?(?: (?:told|said|heard|stored|saved|learned|got|"
-                         r"remembered))?(?: you)?(?: about me)?|"
-                         r"all (?:my|your) (?:data|memories|info|information)|(?:your|all your) memory|me|"
-                         r"anything about me|everything about me)\s*$", re.I)
-_ABOUT = re.compile(
+_EVERYTHING = lazy(r"^\s*(?:everything|all of it|all|it all|every ?thing (?:i'?ve|i have) (?:ever )?"
+                   r"(?:told|said to) you|everything (?:i'?ve|i have|you have|you'?ve|you know)"
+                   r"(?: ever)?(?: (?:told|said|heard|stored|saved|learned|got|"
+                   r"remembered))?(?: you)?(?: about me)?|"
+                   r"all (?:my|your) (?:data|memories|info|information)|(?:your|all your) memory|me|"
+                   r"anything about me|everything about me)\s*$", re.I)
+_ABOUT = lazy(
     r"^\s*(?:about\s+|of\s+)?(?:(?:everything|anything|all(?: of it)?|all the (?:stuff|info|information|details|"
     r"things|notes)|"
     r"whatever)\s+(?:(?:that\s+)?(?:i(?:'ve| have)? (?:ever )?(?:told|said|mentioned|shared)(?: to)?(?: you)?|you "
     r"(?:know|have|remember|heard|learned|stored)|related)\s+)?(?:about|on|regarding|re|concerning|to do with|"
     r"related to|with|involving|around)\s+)(?P<rest>.+)$", re.I | re.S)
-_TOPIC_LEAD = re.compile(
+_TOPIC_LEAD = lazy(
     r"^\s*(?:about\s+)?(?:(?:what|everything|anything|all|whatever|the (?:stuff|things?|bits?|part|info|"
     r"information|details|story|note|notes|mention|memory|memories|record))\s+(?:that\s+)?)?(?:i(?:'ve| have| had)? "
     r"(?:ever |just |once |already |earlier )?(?:told|said|mentioned|shared|wrote|typed|tell|say|said to|"
@@ -302,12 +304,12 @@ _TOPIC_LEAD = re.compile(
     r"last (?:week|month|time)|the other day|yesterday|ago))?\s*|you (?:know|have|remember|heard|learned|"
     r"stored|saved|noted|wrote down|kept)\s*)(?:about|on|regarding|re|concerning|of|with|involving|around|that)?"
     r"\s*(?P<rest>.*)$", re.I | re.S)
-_STUFF_LEAD = re.compile(r"^\s*(?:about\s+)?(?:the (?:stuff|things?|bits?|part|info|information|details|story|note|"
-                         r"notes|mention|mentions|memory|memories|record|records|fact|facts|conversation)|any "
-                         r"(?:mention|record|note|trace)s?(?: of)?|all mentions?(?: of)?|mentions? of)\s+"
-                         r"(?:about|on|regarding|re|concerning|of|with|involving|around)?\s*(?P<rest>.+)$",
-                         re.I | re.S)
-_TRAIL = re.compile(
+_STUFF_LEAD = lazy(r"^\s*(?:about\s+)?(?:the (?:stuff|things?|bits?|part|info|information|details|story|note|"
+                   r"notes|mention|mentions|memory|memories|record|records|fact|facts|conversation)|any "
+                   r"(?:mention|record|note|trace)s?(?: of)?|all mentions?(?: of)?|mentions? of)\s+"
+                   r"(?:about|on|regarding|re|concerning|of|with|involving|around)?\s*(?P<rest>.+)$",
+                   re.I | re.S)
+_TRAIL = lazy(
     r"\s*(?:,|;|—|–|\s-\s|\(|\.\.\.)\s*(?:i|we|he|she|they|it|that|this|there|you|because|since|as|so|but|and|not|"
     r"no|please|pls|thanks|thank|thx|ok|okay|cause|cuz|just|if|when|now|anyway|actually|honestly|seriously|lol|haha|"
     r"let'?s|never ?mind|whatever|though|really|obviously|long story|why|what|how|ugh|oops|lol|god|omg|all of it|"
@@ -321,12 +323,12 @@ _TRAIL = re.compile(
     r"asap|now please|for now|quickly|already|"
     r"(?:because|since|as|cause|cuz|i (?:don'?t|do not) want|it'?s|it is|that'?s|that is|we|they|he|she|"
     r"if you|so that|so) .*)\s*$", re.I | re.S)
-_FILLER_EN = re.compile(r"\b(?:please|pls|thanks|thank you|ok|okay|actually|just|hey|oh|so|also|and|the|a|an|"
-                        r"that|this|it|i|you|me|my|to|of|on|off|record|don'?t|do|not|save|remember|store|keep)\b",
-                        re.I)
-_DISMISSAL_OBJECT = re.compile(r"^\s*(?:(?:about )?it|about that|that (?:idea|plan|thought)|the whole (?:thing|"
-                               r"idea)|i asked|i said anything|i (?:even )?(?:asked|mentioned) it|"
-                               r"what i (?:just )?asked)\s*[.!]*\s*$", re.I)
+_FILLER_EN = lazy(r"\b(?:please|pls|thanks|thank you|ok|okay|actually|just|hey|oh|so|also|and|the|a|an|"
+                  r"that|this|it|i|you|me|my|to|of|on|off|record|don'?t|do|not|save|remember|store|keep)\b",
+                  re.I)
+_DISMISSAL_OBJECT = lazy(r"^\s*(?:(?:about )?it|about that|that (?:idea|plan|thought)|the whole (?:thing|"
+                         r"idea)|i asked|i said anything|i (?:even )?(?:asked|mentioned) it|"
+                         r"what i (?:just )?asked)\s*[.!]*\s*$", re.I)
 
 
 def _english(sentence: str) -> ForgetRequest | None:
@@ -380,7 +382,7 @@ def _english(sentence: str) -> ForgetRequest | None:
     return min(found, key=lambda r: _RANK[r.kind]) if found else None
 
 
-_OFF_RECORD_EN = re.compile(
+_OFF_RECORD_EN = lazy(
     r"\boff[- ]the[- ]record\b|\bnot for (?:the record|your memory|memory)\b"
     r"|\b(?:please )?(?:don'?t|do not|dont|no need to|never) (?:ever )?(?:remember|save|store|keep|record|log|note|"
     r"write down|memori[sz]e|file) (?:this|the following|what i'?m (?:about to say|going to say|saying)|any of this|"
@@ -518,11 +520,11 @@ def _object_en(obj: str, cue: str, *, memory: bool) -> ForgetRequest | None:
     return ForgetRequest("topic", rest, cue.strip())
 
 
-_RELATION = re.compile(r"\b(?:my|our|his|her|their|the|a|an|old|former|ex|ex-|late|dear|cousin|aunt|auntie|uncle|"
-                       r"brother|sister|friend|buddy|boss|coworker|co-worker|colleague|neighbou?r|roommate|landlord|"
-                       r"doctor|dr|mr|mrs|ms|miss|prof|coach|grandma|grandpa|grandmother|grandfather|mom|mum|dad|"
-                       r"son|daughter|wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|nephew|niece|kid|"
-                       r"stepdad|stepmom|in-law|and|or|him|her|them|guy|girl|man|woman|person|ex-\w+)\b\.?", re.I)
+_RELATION = lazy(r"\b(?:my|our|his|her|their|the|a|an|old|former|ex|ex-|late|dear|cousin|aunt|auntie|uncle|"
+                 r"brother|sister|friend|buddy|boss|coworker|co-worker|colleague|neighbou?r|roommate|landlord|"
+                 r"doctor|dr|mr|mrs|ms|miss|prof|coach|grandma|grandpa|grandmother|grandfather|mom|mum|dad|"
+                 r"son|daughter|wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|nephew|niece|kid|"
+                 r"stepdad|stepmom|in-law|and|or|him|her|them|guy|girl|man|woman|person|ex-\w+)\b\.?", re.I)
 
 
 def _names_only(text: str) -> bool:
@@ -546,49 +548,49 @@ _ZH_UNSTORE = (r"(?:别|不要|不用|无需|不需要|甭|千万别|可别|请�
                r"(?:记录|记下|记住|记着|保存|保留|存档|备注|留着|存着|留存|写进|写下|收录|记|存|留)(?:下来|下|着|住|进去|起来)?")
 _ZH_DELETE = (r"(?:删掉|删了|删除|删去|删|清除|清掉|清空|清理掉|清理|清了|清一下|清出去|抹掉|抹去|抹除|抹了|去掉|移除|"
               r"丢掉|丢了|扔掉|撤掉|撤回|作废|划掉|拿掉)")
-_ZH_NOT_FORGET = re.compile(r"(?:别|不要|不能|不会|不可以|千万别|可别|勿|没|不)(?:再|给)?忘|忘不了|忘不掉|难忘|健忘|"
-                            r"忘性|遗忘症|(?:会|会不会|容易|经常|总是|老是|总|老)(?:把[^，。！？]{0,12})?[^，。！？]{0,3}忘|"
-                            r"(?:想|希望|真想|好想|恨不得|巴不得|但愿)(?:把[^，。！？]{0,12})?[^，。！？]{0,4}忘")
-_ZH_FORGOT_TO = re.compile(r"忘(?:了|记)(?:带|拿|买|交|说|关|锁|吃|喝|做|写|问|打|发|回|去|充|付|还|叫|通知|提醒|"
-                           r"告诉|看|"
-                           r"帶|把|给|跟|和|在|是|要|穿|戴|开|浇|喂|取|存钱|预约|约|请|报|填|签|算|讲|放|收|倒|洗|"
-                           r"保存|备份|订|定|申请|续|缴|办|点|上|下|接|送|刷|查|检查|确认|回复)")
-_ZH_SUBJECT_BEFORE = re.compile(r"(?<![帮给替让叫请])(?:我|我们|他|她|他们|她们|咱|咱们|俺|人家|老婆|老公|妈|爸|妈妈|"
-                                r"爸爸|儿子|女儿|孩子|"
-                                r"同事|老板|朋友|室友|男朋友|女朋友|对象|媳妇|领导|奶奶|爷爷|姐|哥|弟|妹|它|谁|"
-                                r"[\u4e00-\u9fff]{1,3}(?:老师|经理|总|哥|姐))"
-                                r"(?:又|也|都|竟然|居然|差点|完全|真的|还|早就|早|全|给|就|还是|一下子|根本|经常|总是|"
-                                r"老是|已经)*(?:把[^，。！？]{0,20})?$")
-_ZH_REPORTED = re.compile(r"(?:(?:让|叫|要|劝|求|逼|请)(?:我|他|她|他们|她们|人|别人|我妈|我爸|"
-                          r"[\u4e00-\u9fff]{1,2}(?=把))|"
-                          r"跟我说|告诉我|说让|说要|他说|她说|他们说|说：|说:|问我|问：|问:|"
-                          r"(?:怕|担心|万一|如果|要是|假如|假设|是不是|会不会)[^，。！？]{0,8}$|"
-                          r"教我|逼我|求我|提醒我|嘱咐我|建议我|催我)[^，。！？]{0,30}$")
-_ZH_ARTEFACT = re.compile(r"文件|照片|图片|相片|相册|邮件|草稿|文档|视频|截图|app|APP|应用|软件|群聊|好友|联系人|"
-                          r"购物车|"
-                          r"订单|日程|闹钟|提醒事项|备忘录|帖子|评论|朋友圈|微博|代码|分支|表格|这一行|那一行|这段话|"
-                          r"这句话里|这个词|那个词|缓存|浏览记录|歌单|歌|行程|预约|课|航班|机票|门票|订阅|账号|账户|"
-                          r"草稿箱|收件箱|PPT|ppt|幻灯片|页|段落|标点|图片|链接|附件|便签|待办|清单|列表|日历|周会|例会|会议|"
-                          r"油污|垃圾|灰|污渍|水印|C盘|内存|手机里|电脑里|存档|游戏|桌面|白板|docx|pdf|xlsx")
+_ZH_NOT_FORGET = lazy(r"(?:别|不要|不能|不会|不可以|千万别|可别|勿|没|不)(?:再|给)?忘|忘不了|忘不掉|难忘|健忘|"
+                      r"忘性|遗忘症|(?:会|会不会|容易|经常|总是|老是|总|老)(?:把[^，。！？]{0,12})?[^，。！？]{0,3}忘|"
+                      r"(?:想|希望|真想|好想|恨不得|巴不得|但愿)(?:把[^，。！？]{0,12})?[^，。！？]{0,4}忘")
+_ZH_FORGOT_TO = lazy(r"忘(?:了|记)(?:带|拿|买|交|说|关|锁|吃|喝|做|写|问|打|发|回|去|充|付|还|叫|通知|提醒|"
+                     r"告诉|看|"
+                     r"帶|把|给|跟|和|在|是|要|穿|戴|开|浇|喂|取|存钱|预约|约|请|报|填|签|算|讲|放|收|倒|洗|"
+                     r"保存|备份|订|定|申请|续|缴|办|点|上|下|接|送|刷|查|检查|确认|回复)")
+_ZH_SUBJECT_BEFORE = lazy(r"(?<![帮给替让叫请])(?:我|我们|他|她|他们|她们|咱|咱们|俺|人家|老婆|老公|妈|爸|妈妈|"
+                          r"爸爸|儿子|女儿|孩子|"
+                          r"同事|老板|朋友|室友|男朋友|女朋友|对象|媳妇|领导|奶奶|爷爷|姐|哥|弟|妹|它|谁|"
+                          r"[\u4e00-\u9fff]{1,3}(?:老师|经理|总|哥|姐))"
+                          r"(?:又|也|都|竟然|居然|差点|完全|真的|还|早就|早|全|给|就|还是|一下子|根本|经常|总是|"
+                          r"老是|已经)*(?:把[^，。！？]{0,20})?$")
+_ZH_REPORTED = lazy(r"(?:(?:让|叫|要|劝|求|逼|请)(?:我|他|她|他们|她们|人|别人|我妈|我爸|"
+                    r"[\u4e00-\u9fff]{1,2}(?=把))|"
+                    r"跟我说|告诉我|说让|说要|他说|她说|他们说|说：|说:|问我|问：|问:|"
+                    r"(?:怕|担心|万一|如果|要是|假如|假设|是不是|会不会)[^，。！？]{0,8}$|"
+                    r"教我|逼我|求我|提醒我|嘱咐我|建议我|催我)[^，。！？]{0,30}$")
+_ZH_ARTEFACT = lazy(r"文件|照片|图片|相片|相册|邮件|草稿|文档|视频|截图|app|APP|应用|软件|群聊|好友|联系人|"
+                    r"购物车|"
+                    r"订单|日程|闹钟|提醒事项|备忘录|帖子|评论|朋友圈|微博|代码|分支|表格|这一行|那一行|这段话|"
+                    r"这句话里|这个词|那个词|缓存|浏览记录|歌单|歌|行程|预约|课|航班|机票|门票|订阅|账号|账户|"
+                    r"草稿箱|收件箱|PPT|ppt|幻灯片|页|段落|标点|图片|链接|附件|便签|待办|清单|列表|日历|周会|例会|会议|"
+                    r"油污|垃圾|灰|污渍|水印|C盘|内存|手机里|电脑里|存档|游戏|桌面|白板|docx|pdf|xlsx")
 # Words that say the object is something said or stored: strictly ("你记的", "关于") and, more loosely, what names a
 # piece of talk ("那件事", "的信息", "刚才").
 _ZH_STRICT_WORDS = (r"记忆|你记的|你存的|你那里|你那边|你这里|你这边|你那儿?|我(?:跟|和|对|给|同)你(?:说|讲|提|聊|"
                     r"透露)|"
                     r"我说过|我提过|我讲过|我告诉过?你|关于|相关|有关")
-_ZH_MEMORY_STRICT = re.compile(_ZH_STRICT_WORDS)
-_ZH_MEMORY_REF = re.compile(_ZH_STRICT_WORDS + r"|记录|那件事|这件事|那个事|那些事|信息|资料|数据|内容|那些|这个|"
+_ZH_MEMORY_STRICT = lazy(_ZH_STRICT_WORDS)
+_ZH_MEMORY_REF = lazy(_ZH_STRICT_WORDS + r"|记录|那件事|这件事|那个事|那些事|信息|资料|数据|内容|那些|这个|"
                                                r"那个|的事|"
-                            r"的信息|的资料|的内容|的情况|的东西|的部分|那段|那句|那条|这句|这条|刚才|刚刚|上一|前面|"
-                            r"之前说|都|全部|所有|统统|一切")
-_ZH_DEICTIC = re.compile(r"^(?:刚才|刚刚|方才|上一|前面|之前|上面|刚|前一)?(?:那|这|上)?一?(?:句|条|段|个|些|件事|"
-                         r"句话|条消息|"
-                         r"段话|条信息|个信息|部分|次|回|条记录|说的|讲的|发的|打的|提的)*(?:话|内容|事|东西|消息)?$")
-_ZH_THIS = re.compile(r"^(?:这|以下|下面|接下来|后面|这段|这些|这个|这句|这条|这事)")
-_ZH_ABOUT = re.compile(r"(?:关于|有关|跟|和|与)(?P<rest>.+?)(?:有关|相关)?的?(?:所有|全部|一切)?(?:事情?|信息|内容|"
-                       r"东西|记录|"
-                       r"资料|部分|情况|话|聊天|记忆|一切)?(?:都|全|全部|统统|一概)?$")
-_ZH_RELATED = re.compile(r"^(?P<rest>.+?)(?:相关|有关)的?")
-_ZH_FILL = re.compile(
+                      r"的信息|的资料|的内容|的情况|的东西|的部分|那段|那句|那条|这句|这条|刚才|刚刚|上一|前面|"
+                      r"之前说|都|全部|所有|统统|一切")
+_ZH_DEICTIC = lazy(r"^(?:刚才|刚刚|方才|上一|前面|之前|上面|刚|前一)?(?:那|这|上)?一?(?:句|条|段|个|些|件事|"
+                   r"句话|条消息|"
+                   r"段话|条信息|个信息|部分|次|回|条记录|说的|讲的|发的|打的|提的)*(?:话|内容|事|东西|消息)?$")
+_ZH_THIS = lazy(r"^(?:这|以下|下面|接下来|后面|这段|这些|这个|这句|这条|这事)")
+_ZH_ABOUT = lazy(r"(?:关于|有关|跟|和|与)(?P<rest>.+?)(?:有关|相关)?的?(?:所有|全部|一切)?(?:事情?|信息|内容|"
+                 r"东西|记录|"
+                 r"资料|部分|情况|话|聊天|记忆|一切)?(?:都|全|全部|统统|一概)?$")
+_ZH_RELATED = lazy(r"^(?P<rest>.+?)(?:相关|有关)的?")
+_ZH_FILL = lazy(
     r"能不能|可不可以|能否|可否|好不好|行不行|可以吗|好吗|行吗|还是|什么的|之类的?|这种|那种|这类|你那(?:儿|里|边)|"
     r"你这(?:儿|里|边)|那边|这边|emm+|hmm+|ok|okay|唉|哎|嗯|呃|诶|欸|吗|先|赶紧|马上|立刻|直接|哈哈+|一股脑儿?|"
     r"从你那(?:儿|里|边)?|(?:存|记|留|保存)着|么|能|可以|请你|请|麻烦你?|拜托你?|帮我|帮忙|给我|替我|你|把|将|就|都|"
@@ -599,14 +601,14 @@ _ZH_FILL = re.compile(
     r"(?:之前|以前|上次|那天|曾经)(?:说|讲|提)(?:过|到)?的|的事情?$|的信息$|的内容$|的资料$|的记录$|的情况$|的东西$|"
     r"的部分$|的话$|这个|那个|这些|那些|这条|那条|[，,。.!！?？、~～…]|\s+")
 # Words that make a sentence a request to the assistant rather than a report ("帮我删了吧" / "我删了").
-_ZH_REQUEST = re.compile(r"吧|请|帮我|帮忙|给我|替我|你|能不能|能否|可不可以|可以|麻烦|拜托|一下|行吗|好吗|么|吗|都给|"
-                         r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚才|刚刚|上一[句条个段]|(?:全|都|统统|一概)(?:部)?(?:删|清|忘|抹)")
-_ZH_DISMISS = re.compile(r"算了|没事|无所谓|不重要|没关系|当我没说|别管了|不提了|不说了|随便")
-_ZH_PERSONAL = re.compile(r"^(?:我|我的|我家|我们家|我家的)?(?:手机号码?|电话号码?|电话|手机|号码|微信号?|QQ号?|邮箱|"
-                          r"地址|住址|家庭住址|身份证号?码?|身份证|生日|出生日期|年龄|工资|薪水|收入|月薪|年薪|银行卡号?|"
-                          r"卡号|密码|车牌号?|护照号?码?|体重|身高|病|病情|诊断|药|存款|贷款|房贷|负债|欠款|公司|单位|"
-                          r"工作单位|学校|小区|门牌号|家庭情况|前任|前女友|前男友|前妻|前夫|病史|社保号?|医保卡?号?|"
-                          r"信用卡号?|支付宝|账号|定位|位置|行踪)")
+_ZH_REQUEST = lazy(r"吧|请|帮我|帮忙|给我|替我|你|能不能|能否|可不可以|可以|麻烦|拜托|一下|行吗|好吗|么|吗|都给|"
+                   r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚才|刚刚|上一[句条个段]|(?:全|都|统统|一概)(?:部)?(?:删|清|忘|抹)")
+_ZH_DISMISS = lazy(r"算了|没事|无所谓|不重要|没关系|当我没说|别管了|不提了|不说了|随便")
+_ZH_PERSONAL = lazy(r"^(?:我|我的|我家|我们家|我家的)?(?:手机号码?|电话号码?|电话|手机|号码|微信号?|QQ号?|邮箱|"
+                    r"地址|住址|家庭住址|身份证号?码?|身份证|生日|出生日期|年龄|工资|薪水|收入|月薪|年薪|银行卡号?|"
+                    r"卡号|密码|车牌号?|护照号?码?|体重|身高|病|病情|诊断|药|存款|贷款|房贷|负债|欠款|公司|单位|"
+                    r"工作单位|学校|小区|门牌号|家庭情况|前任|前女友|前男友|前妻|前夫|病史|社保号?|医保卡?号?|"
+                    r"信用卡号?|支付宝|账号|定位|位置|行踪)")
 
 
 def _chinese(sentence: str) -> ForgetRequest | None:
@@ -775,4 +777,4 @@ def search_words(target: str) -> str:
 
 
 # Fillers removed before deciding whether a message says anything besides its cue (`_has_content`).
-_FILLER_ZH = re.compile(r"[吧啊呀哈啦呗哦嘛了呢的你我请就都也]")
+_FILLER_ZH = lazy(r"[吧啊呀哈啦呗哦嘛了呢的你我请就都也]")

@@ -27,6 +27,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from ebbing.errors import EbbingError, InvalidInput
 from ebbing.ingest import secret_forms
+from ebbing.text.lazy import lazy
 
 ENV_KEY = "EBBING_SECRET_KEY"
 KINDS = ("password", "api_key", "aws_key", "jwt", "private_key", "card", "token", "url_password", "secret_value",
@@ -88,7 +89,7 @@ _VALUE_STOP = rf"\s{_CJK}{_EMOJI}\u2018-\u201f"
 _OPEN_QUOTE = "\"'`\u201c\u2018\u300c\u300e"  # " ' ` “ ‘ 「 『
 _SEP = r"(?:[\"'`]?[ \t]*(?:(?:is|was)(?![A-Za-z0-9_])|=>|[:=：]|是|为|為))"
 
-_PLACEHOLDER = re.compile(r"\[secret:[a-z_]+#[0-9a-f]{4}\]")
+_PLACEHOLDER = lazy(r"\[secret:[a-z_]+#[0-9a-f]{4}\]")
 
 
 def _span(match: re.Match[str], group: str | int = 0) -> tuple[int, int]:
@@ -131,7 +132,7 @@ def _trim(value: str, start: int, quote: str) -> tuple[str, int, int]:
 # ---- password ----------------------------------------------------------------------------------------
 
 # "/" before the keyword is a path (/etc/passwd); "_" after it is another identifier (password_hash).
-_PASSWORD_KW = re.compile(
+_PASSWORD_KW = lazy(
     r"(?<![A-Za-z0-9/])(?:pass(?:word|wd|code)s?|pwd|pin[ \t_-]?code)(?![A-Za-z0-9_])|密码|口令|密碼",
     re.IGNORECASE,
 )
@@ -141,9 +142,9 @@ _GAP = rf"(?P<gap>[ \t]*)(?P<q>[{_OPEN_QUOTE}]?)"
 _MAX_PASSWORD = 128
 _MAX_TOKEN = 512
 _PASSWORD_VALUE = rf"(?P<value>[^{_VALUE_STOP}]{{1,{_MAX_PASSWORD + 1}}})"
-_PASSWORD_TAIL = re.compile(rf"(?P<sep>{_SEP}*){_GAP}{_PASSWORD_VALUE}", re.IGNORECASE)
+_PASSWORD_TAIL = lazy(rf"(?P<sep>{_SEP}*){_GAP}{_PASSWORD_VALUE}", re.IGNORECASE)
 # "the wifi password for guests is X": a short "for ..." phrase, and then a separator is required.
-_PASSWORD_FOR_TAIL = re.compile(
+_PASSWORD_FOR_TAIL = lazy(
     rf"[ \t]+(?:for|of|to|on)(?:[ \t]+[^\s:=：{_CJK}]+){{1,4}}?(?P<sep>{_SEP}+){_GAP}{_PASSWORD_VALUE}",
     re.IGNORECASE,
 )
@@ -160,7 +161,7 @@ _NOT_PASSWORDS = frozenset("""
     shared expire rotation rotated changer entry entries protect setting settings option options
     characters chars digits letters box text type types format
 """.split())
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_URL = lazy(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def _password_like(value: str) -> bool:
@@ -201,7 +202,7 @@ def _passwords(text: str) -> Iterator[tuple[int, int]]:
 
 # ---- API keys ----------------------------------------------------------------------------------------
 
-_VENDOR_KEYS = re.compile(
+_VENDOR_KEYS = lazy(
     r"(?<![A-Za-z0-9_-])(?:"
     r"(?P<openai>sk-[A-Za-z0-9_-]{20,})"
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
@@ -210,14 +211,14 @@ _VENDOR_KEYS = re.compile(
     r"|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
     r")"
 )
-_API_KW = re.compile(
+_API_KW = lazy(
     r"(?<![A-Za-z0-9])(?:"
     r"(?P<strong>api[ _-]?(?:key|token|secret)|access[ _-]?token|auth[ _-]?token|secret[ _-]?key|client[ _-]?secret"
     r"|bearer)|token|secret)s?(?![A-Za-z0-9])"
     r"|(?P<cjk>密钥|秘钥|令牌)",  # no word boundary in Chinese: "API令牌"
     re.IGNORECASE,
 )
-_API_TAIL = re.compile(
+_API_TAIL = lazy(
     rf"(?P<sep>{_SEP}*){_GAP}(?P<value>[A-Za-z0-9_\-+/=.~]{{16,{_MAX_TOKEN + 1}}})", re.IGNORECASE
 )
 
@@ -250,9 +251,9 @@ def _api_keys(text: str) -> Iterator[tuple[int, int]]:
 
 # ---- AWS ---------------------------------------------------------------------------------------------
 
-_AWS_ACCESS_KEY = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
-_AWS_SECRET_KW = re.compile(r"(?<![A-Za-z0-9])(?:aws[ _-]?)?secret[ _-]?access[ _-]?key(?![A-Za-z0-9])", re.IGNORECASE)
-_AWS_SECRET_TAIL = re.compile(rf"(?P<sep>{_SEP}*){_GAP}(?P<value>[A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])", re.IGNORECASE)
+_AWS_ACCESS_KEY = lazy(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+_AWS_SECRET_KW = lazy(r"(?<![A-Za-z0-9])(?:aws[ _-]?)?secret[ _-]?access[ _-]?key(?![A-Za-z0-9])", re.IGNORECASE)
+_AWS_SECRET_TAIL = lazy(rf"(?P<sep>{_SEP}*){_GAP}(?P<value>[A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])", re.IGNORECASE)
 
 
 def _aws_keys(text: str) -> Iterator[tuple[int, int]]:
@@ -266,9 +267,9 @@ def _aws_keys(text: str) -> Iterator[tuple[int, int]]:
 
 # ---- JWT and PEM -------------------------------------------------------------------------------------
 
-_JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}")
-_PEM_BEGIN = re.compile(r"-----BEGIN (?P<label>[A-Z0-9 ]*?)PRIVATE KEY(?P<block> BLOCK)?-----")
-_BASE64_LINES = re.compile(r"(?:[ \t]*\r?\n?[ \t]*[A-Za-z0-9+/=]{16,})*")
+_JWT = lazy(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}")
+_PEM_BEGIN = lazy(r"-----BEGIN (?P<label>[A-Z0-9 ]*?)PRIVATE KEY(?P<block> BLOCK)?-----")
+_BASE64_LINES = lazy(r"(?:[ \t]*\r?\n?[ \t]*[A-Za-z0-9+/=]{16,})*")
 
 
 def _jwts(text: str) -> Iterator[tuple[int, int]]:
@@ -292,7 +293,7 @@ def _private_keys(text: str) -> Iterator[tuple[int, int]]:
 
 # A run of digit groups joined by one consistent separator. "-"/"." + digit before it means the run is the
 # tail of something else (a UUID, a decimal, a version).
-_DIGIT_RUN = re.compile(r"(?<![0-9A-Za-z_])(?<![0-9A-Za-z_][-.])[0-9]+(?:(?P<sep>[ -])[0-9]+(?:(?P=sep)[0-9]+)*)?")
+_DIGIT_RUN = lazy(r"(?<![0-9A-Za-z_])(?<![0-9A-Za-z_][-.])[0-9]+(?:(?P<sep>[ -])[0-9]+(?:(?P=sep)[0-9]+)*)?")
 
 
 def _luhn(digits: str) -> bool:
@@ -468,16 +469,16 @@ def redact(value: Any, *, tag_key: bytes | None = None) -> Any:
 
 # ---- low information ---------------------------------------------------------------------------------
 
-_FILLER_PHRASES = re.compile(
+_FILLER_PHRASES = lazy(
     r"\b(?:thank\s+you(?:\s+(?:so|very)\s+much)?|thanks\s+a\s+lot|got\s+it|no\s+problem|sounds\s+good|will\s+do)\b"
 )
 # English fillers are whole words ("ok", "kk", "hahaha"), never glued together: "nicety" is a word.
-_FILLER_EN = re.compile(
+_FILLER_EN = lazy(
     r"okay|okie|ok|k+|thanks|thank|thx|tks|ty|lo+l|lmao|rofl|(?:ha){2,}h?|(?:he){2,}h?|hm+|yay|cool|nice|sure|np"
 )
 # Chinese has no spaces, so fillers run together: "好的谢谢", "嗯嗯", "哈哈哈".
-_FILLER_ZH = re.compile(r"(?:好的|好滴|好吧|好|嗯|哦|噢|收到|谢谢|多谢|感谢|哈|呵|嘿|嘻|了解|明白|知道了|了|啦|呀)+")
-_TOKEN = re.compile(r"[a-z]+|[^\sa-z]+")
+_FILLER_ZH = lazy(r"(?:好的|好滴|好吧|好|嗯|哦|噢|收到|谢谢|多谢|感谢|哈|呵|嘿|嘻|了解|明白|知道了|了|啦|呀)+")
+_TOKEN = lazy(r"[a-z]+|[^\sa-z]+")
 
 
 def is_low_information(text: str) -> bool:

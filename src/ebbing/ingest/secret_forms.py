@@ -16,30 +16,19 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
 from mnemonic import Mnemonic
 from stdnum import iban as _iban
 from stdnum.cn import ric as _ric
 from stdnum.us import ssn as _ssn
+
+from ebbing.text.lazy import LazyPattern, lazy
 
 Span = tuple[int, int]
 
@@ -57,36 +46,51 @@ def entropy(value: str) -> float:
 
 # ---- vendor tokens (detect-secrets) --------------------------------------------------------------------
 
-_PLUGINS = (AWSKeyDetector, AzureStorageKeyDetector, DiscordBotTokenDetector, GitHubTokenDetector,
-            GitLabTokenDetector, MailchimpDetector, OpenAIDetector, PypiTokenDetector, SendGridDetector,
-            SlackDetector, SquareOAuthDetector, StripeDetector, TelegramBotTokenDetector, TwilioKeyDetector)
 # Shapes detect-secrets does not know (yet): Hugging Face, Anthropic, npm, GitHub fine-grained, Aliyun,
 # Tencent Cloud, Slack app-level tokens, Google OAuth client secrets.
-_SETUP_KEY = re.compile(r"(?i)(?:setup|secret|totp|2fa|mfa|otp|authenticator)[ -](?:key|secret|seed)\b"
-                        r"[^\n:：]{0,50}?[:：=]?"
-                        r"\s*(?P<v>(?:[A-Z2-7]{4} ?){4,16})(?![A-Za-z0-9])")
-_WEBHOOK = re.compile(r"https://(?:discord(?:app)?\.com/api/webhooks|outlook\.office\.com/webhook|"
-                      r"[\w.-]+\.webhook\.office\.com/webhookb2)/[\w@/-]*?/(?P<v>[\w-]{30,})")
-_MORE_TOKENS = re.compile(
+_SETUP_KEY = lazy(r"(?i)(?:setup|secret|totp|2fa|mfa|otp|authenticator)[ -](?:key|secret|seed)\b"
+                  r"[^\n:：]{0,50}?[:：=]?"
+                  r"\s*(?P<v>(?:[A-Z2-7]{4} ?){4,16})(?![A-Za-z0-9])")
+_WEBHOOK = lazy(r"https://(?:discord(?:app)?\.com/api/webhooks|outlook\.office\.com/webhook|"
+                r"[\w.-]+\.webhook\.office\.com/webhookb2)/[\w@/-]*?/(?P<v>[\w-]{30,})")
+_MORE_TOKENS = lazy(
     r"(?<![A-Za-z0-9_])(?:hf_[A-Za-z0-9]{30,}|sk-ant-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}"
     r"|github_pat_[A-Za-z0-9_]{30,}|LTAI[A-Za-z0-9]{12,30}|AKID[A-Za-z0-9]{28,40}|xapp-[0-9A-Za-z-]{20,}"
     r"|GOCSPX-[A-Za-z0-9_-]{20,})(?![A-Za-z0-9_])"
 )
 
 
+@functools.cache
 def _token_patterns() -> list[re.Pattern[str]]:
-    patterns = [p for plugin in _PLUGINS for p in plugin().denylist]
+    """The vendor token shapes of detect-secrets' plugins, imported at the first text that needs them: the
+    library pulls in `requests` and more, which a command that reads no text should not pay for."""
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.github_token import GitHubTokenDetector
+    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+    from detect_secrets.plugins.mailchimp import MailchimpDetector
+    from detect_secrets.plugins.openai import OpenAIDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+    from detect_secrets.plugins.slack import SlackDetector
+    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+    from detect_secrets.plugins.stripe import StripeDetector
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+    from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+    plugins = (AWSKeyDetector, AzureStorageKeyDetector, DiscordBotTokenDetector, GitHubTokenDetector,
+               GitLabTokenDetector, MailchimpDetector, OpenAIDetector, PypiTokenDetector, SendGridDetector,
+               SlackDetector, SquareOAuthDetector, StripeDetector, TelegramBotTokenDetector, TwilioKeyDetector)
+    patterns = [p for plugin in plugins for p in plugin().denylist]
     # AWS's second pattern wants the key quoted after "aws ... key"; guard.py reads that phrasing itself.
     return [p for p in patterns if not p.pattern.startswith("aws.")]
 
 
-_TOKENS = _token_patterns()
-
-
 def vendor_tokens(text: str) -> Iterator[Span]:
-    for pattern in _TOKENS:
-        for m in pattern.finditer(text):
-            group = 1 if pattern.groups and m.group(1) and len(m.group(1)) >= 16 else 0
+    for vendor in _token_patterns():
+        for m in vendor.finditer(text):
+            group = 1 if vendor.groups and m.group(1) and len(m.group(1)) >= 16 else 0
             yield m.span(group)
     for m in _MORE_TOKENS.finditer(text):
         yield m.span()
@@ -99,10 +103,10 @@ def vendor_tokens(text: str) -> Iterator[Span]:
 
 # scheme://user:password@host — the user may be empty (redis://:pw@host); the password runs to the last "@"
 # before the host, since an unencoded "@" inside it is common in pasted strings.
-_URL_CREDENTIALS = re.compile(
+_URL_CREDENTIALS = lazy(
     r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@?#\"'<>]*:(?P<pw>[^\s/?#\"'<>]+)@(?=[A-Za-z0-9\[])")
 # Password=...; in ADO/ODBC/JDBC strings; AccountKey=... and SharedAccessKey=... in Azure ones.
-_CONNECTION_FIELDS = re.compile(
+_CONNECTION_FIELDS = lazy(
     r"(?i)(?<![A-Za-z])(?:password|pwd|passwd|accountkey|sharedaccesskey|sharedsecret|secret)\s*=\s*"
     rf"(?P<value>\"[^\"\n]{{1,128}}\"|'[^'\n]{{1,128}}'|[^;\s\"'&{_CJK}\u3000-\u303f\uff00-\uffef]{{3,512}})")
 
@@ -135,14 +139,14 @@ _SECRET_NAME = (r"[A-Za-z0-9_.-]{0,40}?(?:pass(?:word|wd)?|pwd|secret|token|api[
                 r"private[_-]?key|priv[_-]?key|auth[_-]?key|credentials?|sessid|session[_-]?id|sessionid|"
                 r"session|sid|sessdata|csrftoken|appsecret|app[_-]?secret|client[_-]?secret|signing[_-]?key|"
                 r"encryption[_-]?key|master[_-]?key|license[_-]?key)(?:_[A-Za-z0-9_]*)?(?![A-Za-z0-9])")
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy(
     rf"(?i)(?<![A-Za-z0-9_])(?:export\s+|set\s+)?[\"']?(?P<name>{_SECRET_NAME})[\"']?\s*(?::=|=|:)\s*"
     rf"(?P<value>\"[^\"\n]{{3,512}}\"|'[^'\n]{{3,512}}'|[^\s\"';,&)}}\]{_CJK}\u3000-\u303f\uff00-\uffef]{{3,512}})")
-_ABOUT_A_SECRET = re.compile(r"[_.-](?:hash|hashed|salt|file|path|len|length|policy|min|max|name|type|url|env|enabled|"
-                             r"required|expiry|expires|ttl|timeout|rounds|algo|algorithm|field|header|prompt|reset|"
-                             r"rule|rules|id|user|username|endpoint|host|port|count|version|format|mode)$")
-_PLACEHOLDER_VALUES = re.compile(r"(?i)^(?:x+|\*+|\.+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%\(?[a-z_]+\)?s?|null|none|true|"
-                                 r"false|undefined|redacted|secret|password|your[_-].*|changeme_later|\[secret:.*)$")
+_ABOUT_A_SECRET = lazy(r"[_.-](?:hash|hashed|salt|file|path|len|length|policy|min|max|name|type|url|env|enabled|"
+                       r"required|expiry|expires|ttl|timeout|rounds|algo|algorithm|field|header|prompt|reset|"
+                       r"rule|rules|id|user|username|endpoint|host|port|count|version|format|mode)$")
+_PLACEHOLDER_VALUES = lazy(r"(?i)^(?:x+|\*+|\.+|<[^>]*>|\$\{?[A-Za-z_]+\}?|%\(?[a-z_]+\)?s?|null|none|true|"
+                           r"false|undefined|redacted|secret|password|your[_-].*|changeme_later|\[secret:.*)$")
 
 
 def assignments(text: str) -> Iterator[Span]:
@@ -165,9 +169,9 @@ def assignments(text: str) -> Iterator[Span]:
         yield start, end
 
 
-_AUTH_HEADER = re.compile(r"(?i)\bauthori[sz]ation\s*:\s*(?:basic|bearer|token|digest|apikey)\s+"
-                          r"(?P<v>[A-Za-z0-9+/=._~-]{8,})"
-                          r"|(?i:\bbearer)\s+(?P<b>[A-Za-z0-9+/=._~-]{16,})")
+_AUTH_HEADER = lazy(r"(?i)\bauthori[sz]ation\s*:\s*(?:basic|bearer|token|digest|apikey)\s+"
+                    r"(?P<v>[A-Za-z0-9+/=._~-]{8,})"
+                    r"|(?i:\bbearer)\s+(?P<b>[A-Za-z0-9+/=._~-]{16,})")
 
 
 def auth_headers(text: str) -> Iterator[Span]:
@@ -198,23 +202,23 @@ _CVV_KW = (r"(?<![A-Za-z])(?:cvv2?|cvc2?|cvn|csc|cid|card (?:security |verificat
 _CVV_ZH = r"(?:CVV2?码?|CVC2?码?|CVN2?码?|(?:背面|背后)[^\d\n]{0,4}?(?:三|3|四|4)位(?:数字?|码)?|安全码|校验码)"
 
 _KEYWORD_DIGITS = [
-    re.compile(rf"(?:{_PIN_KW}){_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,8}})(?![\d:/.,-]\d|\d|[%°])", re.IGNORECASE),
-    re.compile(rf"(?:{_PIN_ZH}){_ZH_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,8}})(?!\d)", re.IGNORECASE),
-    re.compile(rf"(?:{_OTP_KW}){_FILLER}(?<![A-Za-z0-9])(?P<v>[A-Za-z0-9]{{4,10}})(?![A-Za-z0-9])", re.IGNORECASE),
-    re.compile(rf"(?:{_OTP_ZH}){_ZH_FILLER}(?<![A-Za-z0-9])(?P<v>[A-Za-z0-9]{{3,16}}(?:-[A-Za-z0-9]{{3,8}}){{0,4}})(?![A-Za-z0-9])"),
-    re.compile(rf"(?:{_CVV_KW}){_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,4}})(?!\d)", re.IGNORECASE),
-    re.compile(rf"(?:{_CVV_ZH}){_ZH_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,4}})(?!\d)", re.IGNORECASE),
+    lazy(rf"(?:{_PIN_KW}){_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,8}})(?![\d:/.,-]\d|\d|[%°])", re.IGNORECASE),
+    lazy(rf"(?:{_PIN_ZH}){_ZH_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,8}})(?!\d)", re.IGNORECASE),
+    lazy(rf"(?:{_OTP_KW}){_FILLER}(?<![A-Za-z0-9])(?P<v>[A-Za-z0-9]{{4,10}})(?![A-Za-z0-9])", re.IGNORECASE),
+    lazy(rf"(?:{_OTP_ZH}){_ZH_FILLER}(?<![A-Za-z0-9])(?P<v>[A-Za-z0-9]{{3,16}}(?:-[A-Za-z0-9]{{3,8}}){{0,4}})(?![A-Za-z0-9])"),
+    lazy(rf"(?:{_CVV_KW}){_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,4}})(?!\d)", re.IGNORECASE),
+    lazy(rf"(?:{_CVV_ZH}){_ZH_FILLER}(?<![A-Za-z0-9])(?P<v>\d{{3,4}})(?!\d)", re.IGNORECASE),
 ]
 # "504247 is your Netflix code", "482913 是您的验证码"
-_COOKIE_KW = re.compile(r"(?i)\b(?:session(?:[ _-]?id)?|sid|cookie|auth(?:entication)? cookie)\b"
-                        r"(?:[^\S\n]+[\w'’-]+){0,3}"
-                        r"[^\S\n]*(?:is|:|=|：|是)[^\S\n]*(?P<v>[A-Za-z0-9%._-]{16,512})(?![A-Za-z0-9%._-])")
-_CODE_FIRST = re.compile(
+_COOKIE_KW = lazy(r"(?i)\b(?:session(?:[ _-]?id)?|sid|cookie|auth(?:entication)? cookie)\b"
+                  r"(?:[^\S\n]+[\w'’-]+){0,3}"
+                  r"[^\S\n]*(?:is|:|=|：|是)[^\S\n]*(?P<v>[A-Za-z0-9%._-]{16,512})(?![A-Za-z0-9%._-])")
+_CODE_FIRST = lazy(
     r"(?i)(?:\b(?:enter|use|type)\s+(?P<w>\d{4,8})\s+to\s+(?:sign|log)\s*(?:in|on)"
     r"|(?<![\w])(?P<v>\d{4,8})(?:\s+(?:is|that's|that is)\s+(?:the|your|my)\s+(?:[\w-]+\s+){0,3}code\b"
     r"|\s+is\s+your\s+(?:[\w-]+\s+){0,3}(?:code|pin|otp|passcode)"
     r"|\s*(?:是|为)?(?:您|你)的(?:\S{0,6})?(?:验证码|校验码|动态码|动态密码)))")
-_OTP_WORDS = re.compile(r"(?i)^(?:is|are|was|for|and|the|your|this|that|from|sent|here|code|when|with|will)$")
+_OTP_WORDS = lazy(r"(?i)^(?:is|are|was|for|and|the|your|this|that|from|sent|here|code|when|with|will)$")
 
 
 def cookie_values(text: str) -> Iterator[Span]:
@@ -242,13 +246,13 @@ def keyword_values(text: str) -> Iterator[Span]:
 
 # ---- national ids, bank numbers ---------------------------------------------------------------------------
 
-_SSN = re.compile(r"(?<![\d-])(?P<v>\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4})(?![\d-])")
-_SSN_KW = re.compile(r"(?i)(?:\bssn|social security(?: number| no\.?| #)?|社会安全号|社保号)[^\d\n]{0,12}"
-                     r"(?P<v>\d{9})(?!\d)")
-_RIC = re.compile(r"(?<![\dA-Za-z])(?P<v>\d{6} ?\d{8} ?\d{3}[\dXx])(?![\dA-Za-z])")
-_NINO = re.compile(r"(?<![A-Za-z0-9])(?P<v>[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D])"
-                   r"(?![A-Za-z0-9])")
-_ID_KW = re.compile(
+_SSN = lazy(r"(?<![\d-])(?P<v>\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4})(?![\d-])")
+_SSN_KW = lazy(r"(?i)(?:\bssn|social security(?: number| no\.?| #)?|社会安全号|社保号)[^\d\n]{0,12}"
+               r"(?P<v>\d{9})(?!\d)")
+_RIC = lazy(r"(?<![\dA-Za-z])(?P<v>\d{6} ?\d{8} ?\d{3}[\dXx])(?![\dA-Za-z])")
+_NINO = lazy(r"(?<![A-Za-z0-9])(?P<v>[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D])"
+             r"(?![A-Za-z0-9])")
+_ID_KW = lazy(
     r"(?i)(?:passport|driver'?s?'? licen[cs]e|driving licen[cs]e|licen[cs]e (?:number|no\.?|#)|\bdl ?(?:number|no\.?|#)"
     r"|national id|id card|identity card|tax (?:id|number|file number)|\btin\b|\bein\b|\bnhs (?:number|no\.?)"
     r"|medicare (?:number|no\.?)|health card|insurance (?:number|no\.?)|member(?:ship)? (?:id|number|no\.?)"
@@ -260,13 +264,13 @@ _ID_KW = re.compile(
     r"[^\n\w]{0,3}(?:(?:number|no\.?|num|#|is|was|are|it's|it’s|it is|:|是|为|号码)[^\n\w]{0,3}){0,3}"
     r"(?P<v>\d{3,4}(?: \d{3,4}){2,3}(?!\d)|[A-Z]{1,2}\d{6,7}\([0-9A]\)"
     r"|(?=[A-Za-z0-9-]{5,20}(?![A-Za-z0-9-]))(?=[A-Za-z0-9-]*\d)[A-Za-z0-9-]{5,20})")
-_ACCOUNT_KW = re.compile(
+_ACCOUNT_KW = lazy(
     r"(?i)(?:(?:bank|checking|savings|current|chequing|deposit)?\s*(?:account|acct|a/c)\.?\s*(?:number|no\.?|num|#)?"
     r"|银行卡号|银行账号|银行卡|卡号|账户号码|账户号|收款账号|开户行账号|对公账户|账户)"
     r"\s*(?:is|:|：|=|#|是|为)?\s*(?P<v>\d[\d -]{5,24}\d)(?![\d])")
-_SORT_CODE = re.compile(r"(?<![\d-])\d{2}-\d{2}-\d{2}\s*(?:/|,|\s)\s*(?:(?:account|acct|a/c)\s*(?:no\.?|#)?\s*)?"
-                        r"(?P<v>\d{8})(?!\d)", re.IGNORECASE)
-_IBAN = re.compile(r"(?<![A-Za-z0-9])(?P<v>[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?)(?![A-Za-z0-9])")
+_SORT_CODE = lazy(r"(?<![\d-])\d{2}-\d{2}-\d{2}\s*(?:/|,|\s)\s*(?:(?:account|acct|a/c)\s*(?:no\.?|#)?\s*)?"
+                  r"(?P<v>\d{8})(?!\d)", re.IGNORECASE)
+_IBAN = lazy(r"(?<![A-Za-z0-9])(?P<v>[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?)(?![A-Za-z0-9])")
 
 
 def _resident_id(number: str) -> bool:
@@ -319,25 +323,25 @@ def bank_numbers(text: str) -> Iterator[Span]:
 
 # ---- phrases: passphrases, seed phrases, recovery codes -------------------------------------------------
 
-_PASSPHRASE_KW = re.compile(r"(?i)(?:pass[ -]?phrase|master password|口令短语|密码短语|主密码|密语)")
+_PASSPHRASE_KW = lazy(r"(?i)(?:pass[ -]?phrase|master password|口令短语|密码短语|主密码|密语)")
 # "I used X as the passphrase for the drive", "X is what I typed": the value first, its role after it.
-_VALUE_FIRST = re.compile(r"(?<!\S)(?P<v>\S{6,40}) is (?:what|the one) (?:I|we) "
-                          r"(?:typed|type|use|used|set|picked|chose)\b")
-_VALUE_AS = re.compile(r"(?i)\b(?:used|use|using|chose|picked|set|went with)\s+[\"'“]?"
-                       r"(?P<v>[^\"'”\n]{4,80}?)[\"'”]?\s+as\s+"
-                       r"(?:the|my|our)\s+(?:[\w-]+\s+)?(?:pass[ -]?phrase|password|passcode|pin|pass ?word)\b")
-_JOINED_WORDS = re.compile(r"[A-Za-z0-9]+(?:[-._+][A-Za-z0-9]+){2,}")
-_SEED_KW = re.compile(r"(?i)(?:(?:seed|recovery|mnemonic|secret|backup|wallet)[ -](?:phrase|words)|mnemonic|"
-                      r"\b(?:12|24|18|twelve|twenty[- ]four)[ -]words?\b|助记词|恢复短语|种子短语)")
-_WORD_RUN = re.compile(r"[a-z]{3,8}(?:[ ,]+[a-z]{3,8}){11,23}")
+_VALUE_FIRST = lazy(r"(?<!\S)(?P<v>\S{6,40}) is (?:what|the one) (?:I|we) "
+                    r"(?:typed|type|use|used|set|picked|chose)\b")
+_VALUE_AS = lazy(r"(?i)\b(?:used|use|using|chose|picked|set|went with)\s+[\"'“]?"
+                 r"(?P<v>[^\"'”\n]{4,80}?)[\"'”]?\s+as\s+"
+                 r"(?:the|my|our)\s+(?:[\w-]+\s+)?(?:pass[ -]?phrase|password|passcode|pin|pass ?word)\b")
+_JOINED_WORDS = lazy(r"[A-Za-z0-9]+(?:[-._+][A-Za-z0-9]+){2,}")
+_SEED_KW = lazy(r"(?i)(?:(?:seed|recovery|mnemonic|secret|backup|wallet)[ -](?:phrase|words)|mnemonic|"
+                r"\b(?:12|24|18|twelve|twenty[- ]four)[ -]words?\b|助记词|恢复短语|种子短语)")
+_WORD_RUN = lazy(r"[a-z]{3,8}(?:[ ,]+[a-z]{3,8}){11,23}")
 _BIP39 = frozenset(Mnemonic("english").wordlist)
 _BIP39_ZH = frozenset(Mnemonic("chinese_simplified").wordlist) | frozenset(Mnemonic("chinese_traditional").wordlist)
-_ZH_WORD_RUN = re.compile(rf"[{_CJK}](?:[ ,，、]+[{_CJK}]){{11,23}}")
-_CODES_KW = re.compile(r"(?i)(?:(?:recovery|backup|2fa|two[- ]factor|emergency|mfa|scratch|one[- ]time|"
-                       r"single[- ]use)\s+(?:codes?|keys?)|恢复(?:代)?码|备用码|备份码|救援码|紧急码)")
-_CODE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{3,8}(?:[- ][A-Za-z0-9]{3,8}){1,7}|\d{6,10})(?![A-Za-z0-9])")
-_LIST_END = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n|$")
-_CLAUSE_END = re.compile(r"[.!?。！？\n](?:\s|$)|$")
+_ZH_WORD_RUN = lazy(rf"[{_CJK}](?:[ ,，、]+[{_CJK}]){{11,23}}")
+_CODES_KW = lazy(r"(?i)(?:(?:recovery|backup|2fa|two[- ]factor|emergency|mfa|scratch|one[- ]time|"
+                 r"single[- ]use)\s+(?:codes?|keys?)|恢复(?:代)?码|备用码|备份码|救援码|紧急码)")
+_CODE = lazy(r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{3,8}(?:[- ][A-Za-z0-9]{3,8}){1,7}|\d{6,10})(?![A-Za-z0-9])")
+_LIST_END = lazy(r"[.!?。！？](?:\s|$)|\n\s*\n|$")
+_CLAUSE_END = lazy(r"[.!?。！？\n](?:\s|$)|$")
 
 
 def phrases(text: str) -> Iterator[Span]:
@@ -386,9 +390,9 @@ def seed_phrases(text: str) -> Iterator[Span]:
 
 # ---- hex keys near a keyword ------------------------------------------------------------------------------
 
-_HEX_KEY = re.compile(r"(?<![0-9A-Za-z])(?:0x)?(?P<v>[0-9a-fA-F]{32}|[0-9a-fA-F]{40}|[0-9a-fA-F]{64})(?![0-9A-Za-z])")
-_KEY_WORDS = re.compile(r"(?i)(?:priv(?:ate)?[ _-]?key|secret|wallet|\bkey\b|api|token|signer|deployer|"
-                        r"appsecret|私钥|密钥|秘钥|令牌)")
+_HEX_KEY = lazy(r"(?<![0-9A-Za-z])(?:0x)?(?P<v>[0-9a-fA-F]{32}|[0-9a-fA-F]{40}|[0-9a-fA-F]{64})(?![0-9A-Za-z])")
+_KEY_WORDS = lazy(r"(?i)(?:priv(?:ate)?[ _-]?key|secret|wallet|\bkey\b|api|token|signer|deployer|"
+                  r"appsecret|私钥|密钥|秘钥|令牌)")
 
 
 def hex_keys(text: str) -> Iterator[Span]:
@@ -402,10 +406,10 @@ def hex_keys(text: str) -> Iterator[Span]:
 # ---- passwords with no keyword ----------------------------------------------------------------------------
 
 _SYMBOLS = "!#$%&*+=?@^_~"
-_CANDIDATE = re.compile(rf"(?<![^\s{_CJK}\"'“‘(（,，:：;；])(?=[^\s{_CJK}]{{0,63}}\d)"
-                        rf"[^\s{_CJK}\u3000-\u303f\uff00-\uffef\"'”’)）,，;；]{{6,64}}")
-_EMAILISH = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
-_NOT_TYPED = re.compile(r"(?i)^(?:https?|ftp|www\.|[a-z]+://)|^[@#]\w+$|^\$?\d[\d,.]*[kmb]?$|^\d+(?:st|nd|rd|th)$")
+_CANDIDATE = lazy(rf"(?<![^\s{_CJK}\"'“‘(（,，:：;；])(?=[^\s{_CJK}]{{0,63}}\d)"
+                  rf"[^\s{_CJK}\u3000-\u303f\uff00-\uffef\"'”’)）,，;；]{{6,64}}")
+_EMAILISH = lazy(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
+_NOT_TYPED = lazy(r"(?i)^(?:https?|ftp|www\.|[a-z]+://)|^[@#]\w+$|^\$?\d[\d,.]*[kmb]?$|^\d+(?:st|nd|rd|th)$")
 
 
 def typed_password(value: str, *, joiners: bool = True) -> bool:
@@ -440,7 +444,7 @@ def typed_passwords(text: str) -> Iterator[Span]:
 
 # ---- the password window: after a password keyword, the typed values in the same clause ---------------------
 
-_PASSWORD_KEYS = re.compile(
+_PASSWORD_KEYS = lazy(
     r"(?i)(?<![A-Za-z/])(?:pass(?:word|wd|code)?s?|pwd|pw|wpa2? key|wi-?fi key|network key|login|log-in|sign-in|"
     r"credentials?|creds)(?![A-Za-z_])|密码|口令|密碼|登录|登陆|账号|帐号")
 
@@ -488,9 +492,9 @@ def _random_like(value: str) -> bool:
 
 
 # A value said in the voice of a login, with no keyword: "just use Banana2024 for the camera", "我都用Silver623".
-_CREDENTIAL_VERB = re.compile(r"(?i)(?:\b(?:just use|use|using|used|went with|typed|type in|set (?:it )?to|"
-                              r"changed (?:it )?to)\s+|(?:设的是|设成|改成了?|都用|用的是|后面是|用的还是|输入?|填)\s*)"
-                              rf"(?P<v>[^\s{_CJK}，,。;；]{{6,40}})")
+_CREDENTIAL_VERB = lazy(r"(?i)(?:\b(?:just use|use|using|used|went with|typed|type in|set (?:it )?to|"
+                        r"changed (?:it )?to)\s+|(?:设的是|设成|改成了?|都用|用的是|后面是|用的还是|输入?|填)\s*)"
+                        rf"(?P<v>[^\s{_CJK}，,。;；]{{6,40}})")
 
 
 def credential_verbs(text: str) -> Iterator[Span]:
@@ -502,7 +506,7 @@ def credential_verbs(text: str) -> Iterator[Span]:
 
 # ---- a login pair: "alice@x.com / Thunder1985", "13005056286，qwerty7?z" ---------------------------------
 
-_LOGIN_PAIR = re.compile(
+_LOGIN_PAIR = lazy(
     rf"(?:(?<![\w.+-])[\w.+-]{{1,64}}@[\w-]{{1,63}}(?:\.[\w-]{{1,63}}){{1,8}}|(?<!\d)1\d{{10}}(?!\d)|\b[A-Za-z][\w.-]{2,30}(?=\s*/))"
     rf"\s*(?:/|\||,|，|\+|and|with|加|和|密码|pw)\s*"
     rf"(?P<v>[^\s{_CJK}，,。;；]{{6,64}})")
@@ -517,10 +521,10 @@ def login_pairs(text: str) -> Iterator[Span]:
 
 
 # "4072 4672 2473 0750 / 04/30 / 449": a card, its expiry and then its CVV.
-_CARD_TAIL = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d\s*[/|,;]?\s*(?:exp\w*\.?\s*)?(?:0[1-9]|1[0-2])/\d{2,4}"
-                        r"\s*[/|,;]?\s*"
-                        r"(?:cvv2?|cvc2?|csc|安全码)?\s*[:：]?\s*(?P<v>\d{3,4})(?!\d)", re.IGNORECASE)
-_BASIC = re.compile(r"(?<![A-Za-z0-9])(?i:basic)\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+_CARD_TAIL = lazy(r"(?<!\d)(?:\d[ -]?){12,18}\d\s*[/|,;]?\s*(?:exp\w*\.?\s*)?(?:0[1-9]|1[0-2])/\d{2,4}"
+                  r"\s*[/|,;]?\s*"
+                  r"(?:cvv2?|cvc2?|csc|安全码)?\s*[:：]?\s*(?P<v>\d{3,4})(?!\d)", re.IGNORECASE)
+_BASIC = lazy(r"(?<![A-Za-z0-9])(?i:basic)\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
 
 
 def card_tails(text: str) -> Iterator[Span]:
@@ -541,7 +545,7 @@ def basic_credentials(text: str) -> Iterator[Span]:
 
 # A generated token: long, with letters and digits interleaved many times. Words and numbers run in long
 # stretches of one class ("internationalization2020"); pure hex is left to hex_keys (hashes are not secrets).
-_LONG_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=.-])(?P<v>[A-Za-z0-9+/_=.-]{20,512})(?![A-Za-z0-9+/_=.-])")
+_LONG_TOKEN = lazy(r"(?<![A-Za-z0-9+/_=.-])(?P<v>[A-Za-z0-9+/_=.-]{20,512})(?![A-Za-z0-9+/_=.-])")
 
 
 def generated_tokens(text: str) -> Iterator[Span]:
@@ -565,26 +569,26 @@ def generated_tokens(text: str) -> Iterator[Span]:
             yield m.start("v"), m.start("v") + len(value)
 
 
-_DIGIT = re.compile(r"\d")
-_LONG = re.compile(r"[A-Za-z0-9_+/=.-]{16}")
+_DIGIT = lazy(r"\d")
+_LONG = lazy(r"[A-Za-z0-9_+/=.-]{16}")
 # Each detector runs only where its cheap gate matches: most chat turns have no digit, no long token and no
 # assignment, and skipping them keeps the guard a fraction of a millisecond per add.
-DETECTORS: tuple[tuple[str, Callable[[str], Iterator[Span]], re.Pattern[str] | None], ...] = (
+DETECTORS: tuple[tuple[str, Callable[[str], Iterator[Span]], LazyPattern | None], ...] = (
     ("card", card_tails, _DIGIT),
-    ("token", basic_credentials, re.compile(r"(?i)basic")),
+    ("token", basic_credentials, lazy(r"(?i)basic")),
     ("token", generated_tokens, _LONG),
     ("api_key", vendor_tokens, _LONG),
-    ("url_password", url_credentials, re.compile(r"://")),
-    ("password", connection_fields, re.compile(r"=")),
-    ("secret_value", assignments, re.compile(r"[=:]")),
-    ("token", cookie_values, re.compile(r"(?i)session|sid|cookie")),
-    ("api_key", auth_headers, re.compile(r"(?i)bearer|authori[sz]ation")),
-    ("code", keyword_values, re.compile(r"\d|[码碼]|(?i:code)")),
+    ("url_password", url_credentials, lazy(r"://")),
+    ("password", connection_fields, lazy(r"=")),
+    ("secret_value", assignments, lazy(r"[=:]")),
+    ("token", cookie_values, lazy(r"(?i)session|sid|cookie")),
+    ("api_key", auth_headers, lazy(r"(?i)bearer|authori[sz]ation")),
+    ("code", keyword_values, lazy(r"\d|[码碼]|(?i:code)")),
     ("national_id", identity_numbers, _DIGIT),
     ("bank_account", bank_numbers, _DIGIT),
     ("passphrase", phrases,
-     re.compile(r"(?i)what (?:i|we)|phrase|words|mnemonic|codes?\b|master|码|助记|密语|短语|主密码|\bas\b")),
-    ("passphrase", seed_phrases, re.compile(rf"(?:[a-z]{{3,8}}[ ,]+){{11}}|(?:[{_CJK}][ ,，、]+){{11}}")),
+     lazy(r"(?i)what (?:i|we)|phrase|words|mnemonic|codes?\b|master|码|助记|密语|短语|主密码|\bas\b")),
+    ("passphrase", seed_phrases, lazy(rf"(?:[a-z]{{3,8}}[ ,]+){{11}}|(?:[{_CJK}][ ,，、]+){{11}}")),
     ("hex_key", hex_keys, _LONG),
     ("password", password_windows, _DIGIT),
     ("password", login_pairs, _DIGIT),

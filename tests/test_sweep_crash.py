@@ -1,4 +1,4 @@
-"""Kill sweeping (and restoring) processes with SIGKILL at random moments, hundreds of times, and check
+"""Kill sweeping (and restoring) processes with SIGKILL at random moments, 160 times, and check
 after every kill that no record is lost or duplicated across the live store, the archive and the trash."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ebbing.retention.config import RetentionConfig
 from .conftest import DAY, T0
 
 RECORDS = 400
-KILLS = 240
+KILLS = 160
 KEEP_TRASH = RetentionConfig(grace_days=1e6)  # nothing is purged, so every record must stay findable
 
 

@@ -142,7 +142,8 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
             return False
         # about as relevant and the same attribute, or (also from under the floor) surely the same attribute
         if newer.key in pulled or newer.score < config.score_ratio * older.score:
-            if likelihood(i, j) < config.min_pull_same:
+            # With pulls off no likelihood reaches `min_pull_same`: the model is not asked (a third of a search)
+            if not config.pulls or likelihood(i, j) < config.min_pull_same:
                 return False
         elif config.min_same > 0 and likelihood(i, j) < config.min_same:
             return False

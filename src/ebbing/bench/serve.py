@@ -30,7 +30,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-import httpx
 import numpy as np
 import typer
 
@@ -49,6 +48,7 @@ def free_port() -> int:
 def running_server(db: Path | str, *, embedder: str = "hash", args: tuple[str, ...] = (), timeout: float = 120.0,
                    log: Path | None = None) -> Iterator[str]:
     """`ebbing serve` over `db` as a child process on a free loopback port; yields its base URL."""
+    import httpx  # here, not at the top: `ebbing` imports this module for every command
     port = free_port()
     env = {**os.environ, "EBBING_EMBEDDER": embedder}
     out = open(log or Path(db).parent / "server.log", "wb")  # noqa: SIM115 - closed below, after the process
@@ -117,6 +117,8 @@ def embedding_ceiling(embedder: str, clients: int, texts: int = 96, seed: int = 
 def run(clients: int = 8, requests: int = 400, embedder: str = "hash", seed: int = 0,
         workdir: Path | None = None) -> dict[str, Any]:
     """Run the load test; returns the measurements and the integrity check (`ok`)."""
+    import httpx  # here, not at the top: `ebbing` imports this module for every command
+
     from ebbing.server.keys import KeyStore, keys_path
 
     with contextlib.ExitStack() as stack:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ebbing import Memory
 from ebbing.embed.hashing import HashEmbedder
+from ebbing.model import Scope
 from ebbing.store.migrations import MIGRATIONS
 from ebbing.store.sqlite import SQLiteStore
 
@@ -49,3 +50,45 @@ def test_the_audit_log_never_holds_text(tmp_path: Path) -> None:
     rows = sqlite3.connect(path).execute("SELECT type, reason, data FROM events").fetchall()
     assert {r[0] for r in rows} == {"add", "update", "access"}
     assert not any("tangerine" in str(r) or "grapefruit" in str(r) for r in rows)
+
+
+def _keyword(mem: Memory, user: str, term: str) -> list[str]:
+    seqs = mem.store.keyword_search(Scope(mem.tenant, user), [term], 10, None)  # type: ignore[attr-defined]
+    return [r.text for r in mem.store.fetch(seqs).values()]  # type: ignore[attr-defined]
+
+
+def test_a_terms_rarity_is_counted_in_the_users_own_records(tmp_path: Path) -> None:
+    with Memory(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        mem.store.max_term_docs = 3  # type: ignore[attr-defined]
+        for i in range(6):  # common among bob's records, and so in the store ...
+            mem.add(f"kayak trip number {i} with the club", user_id="bob", kind="episode", at=T0)
+        mem.add("I sold my old kayak last spring", user_id="alice", kind="fact", at=T0)
+        # ... but alice holds it once: her search still matches it, and never reads bob's rows
+        assert _keyword(mem, "alice", "kayak") == ["I sold my old kayak last spring"]
+        assert _keyword(mem, "bob", "kayak") == []  # too common among bob's own records to tell anything
+
+
+def test_the_keyword_index_learns_whose_each_row_is_on_migration_and_owner_change(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with Memory(path, embedder=HashEmbedder()) as mem:
+        mem.add("the fjord ferry leaves at nine", user_id="alice", at=T0)
+        mem.add("the fjord hotel has no lift", user_id="bob", at=T0)
+    # The store as migration 0007 left it: one column of terms, no scope.
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT rowid, terms FROM memories_fts ORDER BY rowid").fetchall()
+    conn.executescript("DROP TRIGGER memories_fts_owner; DROP TABLE memories_fts; "
+                       "CREATE VIRTUAL TABLE memories_fts USING fts5 (terms, tokenize = 'unicode61 remove_diacritics 0');"
+                       "DELETE FROM migrations WHERE name = '0008_scoped_keywords';")
+    conn.executemany("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", rows)
+    conn.commit()
+    conn.close()
+    with Memory(path, embedder=HashEmbedder()) as mem:
+        assert _keyword(mem, "alice", "fjord") == ["the fjord ferry leaves at nine"]
+        assert _keyword(mem, "bob", "fjord") == ["the fjord hotel has no lift"]
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE memories SET user_id = 'carol' WHERE user_id = 'bob'")
+    conn.commit()
+    conn.close()
+    with Memory(path, embedder=HashEmbedder()) as mem:
+        assert _keyword(mem, "bob", "fjord") == []
+        assert _keyword(mem, "carol", "fjord") == ["the fjord hotel has no lift"]

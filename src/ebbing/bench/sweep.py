@@ -69,6 +69,7 @@ from ebbing.retention.composite import TIER_OF_CODE, Composite
 from ebbing.retention.config import DAY, RetentionConfig
 from ebbing.retention.ebbinghaus import Ebbinghaus
 from ebbing.store.base import FullStore
+from ebbing.store.migrations import SCOPE_TOKEN
 from ebbing.store.sqlite import _WRITABLE, SQLiteStore, jitter
 from ebbing.text.terms import terms
 
@@ -300,8 +301,8 @@ def bulk_load(path: Path, pop: Population, rng: np.random.Generator,
                              zip(seqs, *(values[name] for name in _WRITABLE), (jitter(i) for i in ids), strict=True))
             conn.executemany("INSERT INTO vectors (seq, vector) VALUES (?, ?)",
                              zip(seqs, (row.tobytes() for row in vectors), strict=True))
-            conn.executemany("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
-                             zip(seqs, record_terms, strict=True))
+            conn.executemany(f"INSERT INTO memories_fts (rowid, scope, terms) SELECT m.seq, {SCOPE_TOKEN}, ? "
+                             "FROM memories m WHERE m.seq = ?", zip(record_terms, seqs, strict=True))
             conn.execute("COMMIT")
             if on_progress:
                 on_progress(end)

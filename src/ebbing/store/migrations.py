@@ -3,7 +3,9 @@
 On-disk formats:
 - times are epoch seconds (REAL, UTC);
 - `vectors.vector` is the embedding as little-endian float32, `dimensions` numbers, unit length;
-- `memories_fts.terms` holds the record's keyword terms (see `ebbing.text.terms`) joined by spaces;
+- `memories_fts.terms` holds the record's keyword terms (see `ebbing.text.terms`) joined by spaces, and
+  `memories_fts.scope` one token naming the record's scope, `'s' || hex(json_array(tenant, user_id))`
+  (`SCOPE_TOKEN`), so a keyword search reads only its scope's rows and counts a term's rarity there;
 - `events.data` is a JSON object and never holds a record's text;
 - cold records leave `memories` for Parquet files (see `ebbing.lifecycle.archive`); `archive_index`
   says which file holds each and keeps the columns retention needs, so sweeps never open the files;
@@ -235,7 +237,29 @@ MIGRATIONS: list[tuple[str, str]] = [
         END
         """,
     ),
+    (
+        # The keyword index learns whose each row is. A search matched a term in every user's records and
+        # dropped the other users' rows after ranking them all, and a term's rarity was counted over the whole
+        # store: in a store of many users most terms were "too common" and the keyword side went quiet.
+        # A trigger keeps the token right when a record changes owner.
+        "0008_scoped_keywords",
+        """
+        CREATE VIRTUAL TABLE memories_fts_scoped USING fts5 (scope, terms, tokenize = 'unicode61 remove_diacritics 0');
+        INSERT INTO memories_fts_scoped (rowid, scope, terms)
+            SELECT f.rowid, 's' || hex(json_array(m.tenant, m.user_id)), f.terms
+            FROM memories_fts f JOIN memories m ON m.seq = f.rowid;
+        DROP TABLE memories_fts;
+        ALTER TABLE memories_fts_scoped RENAME TO memories_fts;
+        CREATE TRIGGER memories_fts_owner AFTER UPDATE OF tenant, user_id ON memories
+        BEGIN
+            UPDATE memories_fts SET scope = 's' || hex(json_array(NEW.tenant, NEW.user_id)) WHERE rowid = NEW.seq;
+        END
+        """,
+    ),
 ]
+
+# The scope token of `memories_fts.scope` for a record row `m`, as SQL.
+SCOPE_TOKEN = "'s' || hex(json_array(m.tenant, m.user_id))"
 
 
 def statements(script: str) -> list[str]:

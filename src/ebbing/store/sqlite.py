@@ -35,7 +35,7 @@ from ebbing.store import files
 from ebbing.store.base import Candidate, Closing, FactRow, FullStore, ReviewRow, SealedSecret, SweepRows
 from ebbing.store.filters import compile_sqlite
 from ebbing.store.graph import ScopeGraph
-from ebbing.store.migrations import MIGRATIONS, migrate
+from ebbing.store.migrations import MIGRATIONS, SCOPE_TOKEN, migrate
 from ebbing.store.reviews import COLUMNS as REVIEW_COLUMNS
 from ebbing.store.reviews import review_from, review_values
 from ebbing.store.vectors import ScopeVectors
@@ -167,6 +167,15 @@ def _store_errors_only(cls: _Class) -> _Class:
     return cls
 
 
+# A record's keyword row: its terms, and its scope's token (migration 0008) read from its `memories` row, which
+# every write path has written just before. Parameters: the terms joined by spaces, the record's seq.
+_FTS_INSERT = (f"INSERT INTO memories_fts (rowid, scope, terms) SELECT m.seq, {SCOPE_TOKEN}, ? "
+               "FROM memories m WHERE m.seq = ?")
+# A MATCH argument for one scope's rows holding any of the terms. Parameters: tenant, user_id, the terms'
+# expression (`match_expression`). The token is hex digits, so it needs no quoting.
+_SCOPED_MATCH = "('scope : s' || hex(json_array(?, ?)) || ' AND terms : (' || ? || ')')"
+
+
 def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
     sql = f"m.tenant = ? AND m.user_id IS ? AND m.tier IN {_LIVE}"
     params: list[Any] = [scope.tenant, scope.user_id]
@@ -210,8 +219,6 @@ class SQLiteStore:
             # runs on the other core (WAL lets readers and the writer proceed side by side).
             self._reader = self._connect_reader()
             self._reader.execute("PRAGMA busy_timeout = 30000")
-            self._reader.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, 'row')")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open {self.path} as an Ebbing store: {exc}", transient=_failure(exc)[2]) from None
         self._lock = threading.RLock()
@@ -309,8 +316,8 @@ class SQLiteStore:
                 added.append((record, cursor.lastrowid))
             conn.executemany("INSERT INTO vectors (seq, vector) VALUES (?, ?)",
                              [(seq, _vector_blob(record)) for record, seq in added])
-            conn.executemany("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
-                             [(seq, " ".join(words)) for (_, seq), words in zip(added, terms, strict=True)])
+            conn.executemany(_FTS_INSERT,
+                             [(" ".join(words), seq) for (_, seq), words in zip(added, terms, strict=True)])
             _write_facts(conn, records[0].tenant, tenant_of, facts, closings)
             conn.executemany("INSERT INTO secrets VALUES (?, ?, ?, ?)",
                              [(x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
@@ -345,7 +352,7 @@ class SQLiteStore:
                 conn.execute("UPDATE vectors SET vector = ? WHERE seq = ?", (_vector_blob(record), seq))
                 conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
                 if record.tier in LIVE_TIERS:  # trash stays out of the index
-                    conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, " ".join(terms)))
+                    conn.execute(_FTS_INSERT, (" ".join(terms), seq))
             conn.executemany("INSERT OR REPLACE INTO secrets VALUES (?, ?, ?, ?)",
                              [(x.memory_id, x.placeholder, x.kind, x.ciphertext) for x in secrets])
             _write_facts(conn, record.tenant, {}, facts, closings)
@@ -398,27 +405,37 @@ class SQLiteStore:
     def keyword_search(self, scope: Scope, terms: Sequence[str], limit: int, filters: dict[str, Any] | None
                        ) -> list[int]:
         with self._reader_lock:
-            usable = self._selective(terms)
+            usable = self._selective(scope, terms)
             if not usable:
                 return []
             where, params = _scope_sql(scope)
             extra, extra_params = compile_sqlite(filters)
-            rows = self._reader.execute(
+            rows = self._reader.execute(  # the scope column weighs nothing in the ranking
                 "SELECT m.seq FROM memories_fts f JOIN memories m ON m.seq = f.rowid "
-                f"WHERE memories_fts MATCH ? AND {where}{extra} ORDER BY bm25(memories_fts) LIMIT ?",
-                (match_expression(usable), *params, *extra_params, limit),
+                f"WHERE memories_fts MATCH {_SCOPED_MATCH} AND {where}{extra} "
+                "ORDER BY bm25(memories_fts, 0.0, 1.0) LIMIT ?",
+                (scope.tenant, scope.user_id, match_expression(usable), *params, *extra_params, limit),
             ).fetchall()
         return [row[0] for row in rows]
 
-    def _selective(self, terms: Sequence[str]) -> list[str]:
+    def _selective(self, scope: Scope, terms: Sequence[str]) -> list[str]:
         """The terms worth matching: ranking every record that holds a very common term costs time in
-        proportion to how many hold it, and such a term tells little anyway."""
+        proportion to how many hold it, and such a term tells little anyway. A term is counted among this
+        scope's live records (up to `max_term_docs` + 1 of them), as the PostgreSQL store counts it: how common
+        it is in other users' records says nothing about this user's."""
         if not terms:
             return []
-        marks = ", ".join("?" * len(terms))
-        counts = dict(self._reader.execute(
-            f"SELECT term, doc FROM temp.memories_vocab WHERE term IN ({marks})", list(terms)).fetchall())
-        return [t for t in terms if t in counts and counts[t] <= self.max_term_docs]
+        where, params = _scope_sql(Scope(scope.tenant, scope.user_id))
+        size = self._reader.execute(f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {where} LIMIT ?)",
+                                    (*params, self.max_term_docs + 1)).fetchone()[0]
+        if size <= self.max_term_docs:  # no term can be too common in so few records: nothing to count
+            return list(terms)
+        held = {}
+        for term in dict.fromkeys(terms):
+            held[term] = self._reader.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH {_SCOPED_MATCH} LIMIT ?)",
+                (scope.tenant, scope.user_id, match_expression([term]), self.max_term_docs + 1)).fetchone()[0]
+        return [t for t in terms if 0 < held[t] <= self.max_term_docs]
 
     def vector_search(self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None) -> list[int]:
         with self._lock:
@@ -699,7 +716,7 @@ class SQLiteStore:
                 raise StoreError(f"record {memory_id} vanished before it could move")
             conn.execute("UPDATE memories SET tier = ?, trashed_at = NULL WHERE seq = ?", (to.value, row[0]))
             if row[2] == Tier.TRASH.value and terms is not None:
-                conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (row[0], " ".join(terms)))
+                conn.execute(_FTS_INSERT, (" ".join(terms), row[0]))
             self._insert_events(conn, tenant, events)
         self._drop_scan((tenant, row[1]))
 
@@ -799,7 +816,7 @@ class SQLiteStore:
                              (seq, *_row(record), jitter(record.id), trashed))
                 conn.execute("INSERT INTO vectors (seq, vector) VALUES (?, ?)", (seq, _vector_blob(record)))
                 if words is not None:
-                    conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, " ".join(words)))
+                    conn.execute(_FTS_INSERT, (" ".join(words), seq))
             conn.execute("INSERT OR REPLACE INTO archive_files VALUES (?, ?)",
                          (old, "stale" if keep_file else "deleting"))
             self._insert_events(conn, tenant, events)

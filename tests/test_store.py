@@ -76,8 +76,8 @@ def test_the_keyword_index_learns_whose_each_row_is_on_migration_and_owner_chang
     # The store as migration 0007 left it: one column of terms, no scope.
     conn = sqlite3.connect(path)
     rows = conn.execute("SELECT rowid, terms FROM memories_fts ORDER BY rowid").fetchall()
-    conn.executescript("DROP TRIGGER memories_fts_owner; DROP TABLE memories_fts; "
-                       "CREATE VIRTUAL TABLE memories_fts USING fts5 (terms, tokenize = 'unicode61 remove_diacritics 0');"
+    conn.executescript("DROP TRIGGER memories_fts_owner; DROP TABLE memories_fts; CREATE VIRTUAL TABLE memories_fts "
+                       "USING fts5 (terms, tokenize = 'unicode61 remove_diacritics 0');"
                        "DELETE FROM migrations WHERE name = '0008_scoped_keywords';")
     conn.executemany("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", rows)
     conn.commit()

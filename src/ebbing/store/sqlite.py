@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from secrets import token_hex
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
@@ -38,6 +37,7 @@ from ebbing.store.graph import ScopeGraph
 from ebbing.store.migrations import MIGRATIONS, SCOPE_TOKEN, migrate
 from ebbing.store.reviews import COLUMNS as REVIEW_COLUMNS
 from ebbing.store.reviews import review_from, review_values
+from ebbing.store.sqlite_graphs import SQLiteGraphs
 from ebbing.store.vectors import ScopeVectors
 from ebbing.text.terms import match_expression
 
@@ -51,9 +51,8 @@ _VECTOR = len(_FIELDS)  # index of the vector blob after the record's columns
 _LIVE = "('" + "', '".join(t.value for t in LIVE_TIERS) + "')"
 # A scope with this many live records searches an HNSW graph instead of scanning: `ebbing bench graph` measured
 # the scan at ~0.05 ms per 1,000 records and the graph at 2-4 ms near 100k (2026-12-02, runs vary), so the graph
-# wins from about 80k. A graph is saved again after this many changes (or a tenth of its size).
+# wins from about 80k.
 GRAPH_FROM = 80_000
-GRAPH_SAVE_EVERY = 5_000
 _WRITABLE = _FIELDS[1:]  # everything but seq, in insert order
 
 
@@ -226,6 +225,7 @@ class SQLiteStore:
         self._scan_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-scan")
         self._vectors: dict[tuple[str, str | None], ScopeVectors | ScopeGraph] = {}
         self._data_version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        self._graphs = SQLiteGraphs(self._conn, self._write, self.graph_folder, self.read_only)
 
     # -- plumbing ------------------------------------------------------------------------------------
 
@@ -443,7 +443,9 @@ class SQLiteStore:
             key = (scope.tenant, scope.user_id)
             cached = self._vectors.get(key)
             if isinstance(cached, ScopeGraph):
-                cached = self._current(key, cached)
+                cached = self._graphs.current(cached)
+                if cached is None:  # its registration went with a purge, or another process saved a newer file
+                    del self._vectors[key]
             elif cached is not None and cached.size >= self.graph_from and not self.read_only:
                 cached = None  # grew past the size where a graph beats the scan
             if cached is None:
@@ -458,14 +460,14 @@ class SQLiteStore:
                     dtype=np.int64,
                 )
             if isinstance(cached, ScopeGraph):  # usearch may not search while the journal replay changes it
-                return self._rescored(cached.nearest(vector, 2 * limit, allowed), vector, limit)
+                return self._graphs.rescored(cached.nearest(vector, 2 * limit, allowed), vector, limit)
         return cached.nearest(vector, limit, allowed, self._scan_pool)  # outside the lock: needs no connection
 
     def _load_vectors(self, scope: Scope) -> ScopeVectors | ScopeGraph:
         where, params = _scope_sql(Scope(scope.tenant, scope.user_id))
         if not self.read_only:
             live = self._conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0]
-            if live >= self.graph_from and (graph := self._open_graph(scope.tenant, scope.user_id)) is not None:
+            if live >= self.graph_from and (graph := self._graphs.open(scope.tenant, scope.user_id)) is not None:
                 return graph
         loaded = ScopeVectors()
         cursor = self._conn.execute(
@@ -474,118 +476,6 @@ class SQLiteStore:
             keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             loaded.append(keys, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1))
         return loaded
-
-    # -- graphs: big scopes (store.graph) ---------------------------------------------------------------
-
-    def _open_graph(self, tenant: str, user_id: str | None) -> ScopeGraph | None:
-        """The scope's graph: its file plus the journal since, or built from the store when there is no usable
-        file. Building registers the scope first, so every change from then on is journaled: the vectors are
-        read after that, and whatever changed meanwhile is replayed (replaying re-reads a record's current
-        state, so a change seen twice does no harm)."""
-        scope = self._conn.execute("SELECT json_array(?, ?)", (tenant, user_id)).fetchone()[0]
-        row = self._conn.execute("SELECT file, applied FROM graph_scopes WHERE scope = ?", (scope,)).fetchone()
-        if row is not None:
-            loaded = ScopeGraph.load(self.graph_folder / row[0])
-            if loaded is not None:
-                loaded.scope, loaded.file, loaded.applied = scope, row[0], row[1]
-                return self._replay(loaded)
-        # Each build has a token of its own in its file names, so a graph held from an earlier build (before a
-        # purge, say) is never taken for this one, nor saved over it.
-        file = _graph_file(hashlib.sha256(scope.encode()).hexdigest()[:32], token_hex(6), 0)
-        where, params = _scope_sql(Scope(tenant, user_id))
-        with self._write() as conn:
-            applied = conn.execute("SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'vector_journal'"
-                                   ).fetchone()[0]
-            conn.execute("INSERT OR REPLACE INTO graph_scopes VALUES (?, ?, ?)", (scope, file, applied))
-            conn.execute("DELETE FROM vector_journal WHERE scope = ?", (scope,))
-        graph: ScopeGraph | None = None
-        cursor = self._conn.execute(
-            f"SELECT m.seq, v.vector FROM memories m JOIN vectors v ON v.seq = m.seq WHERE {where}", params)
-        while rows := cursor.fetchmany(65536):
-            keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-            graph = graph or ScopeGraph(vectors.shape[1], scope=scope, file=file)
-            graph.upsert(keys, vectors, threads=0)  # every core: a one-off build
-        if graph is None:  # emptied since it was counted
-            with self._write() as conn:
-                conn.execute("DELETE FROM graph_scopes WHERE scope = ?", (scope,))
-            return None
-        graph.applied = applied
-        self._replay(graph)
-        self._save_graph(graph)
-        if row is not None and row[0] != graph.file:  # the unreadable file this build replaces
-            with contextlib.suppress(FileNotFoundError):
-                (self.graph_folder / row[0]).unlink()
-        return graph
-
-    def _rescored(self, keys: list[int], vector: np.ndarray, limit: int) -> list[int]:
-        """The `limit` nearest of a graph's nominees by their float32 vectors: the graph's int8 codes are coarse
-        (usearch scales unit vectors by 127, so most components get a few levels), and twice the nominees,
-        re-scored exactly, recover most of what they misorder."""
-        if len(keys) <= limit:
-            return keys
-        rows = self._conn.execute(f"SELECT seq, vector FROM vectors WHERE seq IN ({', '.join('?' * len(keys))})",
-                                  keys).fetchall()
-        seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        scores = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1) @ vector
-        return [int(seqs[i]) for i in np.argsort(-scores, kind="stable")[:limit]]
-
-    def _current(self, key: tuple[str, str | None], graph: ScopeGraph) -> ScopeGraph | None:
-        """`graph` after replaying the journal; None when it must be opened afresh (its registration went with
-        a purge, or another process saved a newer file and pruned the journal it would need)."""
-        row = self._conn.execute("SELECT file, applied FROM graph_scopes WHERE scope = ?", (graph.scope,)).fetchone()
-        if row is None or _build(row[0]) != _build(graph.file) or row[1] > graph.applied:
-            del self._vectors[key]
-            return None
-        return self._replay(graph)
-
-    def _replay(self, graph: ScopeGraph) -> ScopeGraph:
-        """Apply the journal rows this graph has not seen: each named record is re-read, and is in the graph if
-        it is live in this scope now, out of it otherwise."""
-        rows = self._conn.execute("SELECT id, seq FROM vector_journal WHERE scope = ? AND id > ? ORDER BY id",
-                                  (graph.scope, graph.applied)).fetchall()
-        if not rows:
-            return graph
-        named = sorted({r[1] for r in rows})
-        live: dict[int, bytes] = {}
-        for start in range(0, len(named), 900):  # under SQLite's bound-parameter limit
-            part = named[start:start + 900]
-            live.update(self._conn.execute(
-                f"SELECT m.seq, v.vector FROM memories m JOIN vectors v ON v.seq = m.seq WHERE m.seq IN "
-                f"({', '.join('?' * len(part))}) AND m.tier IN {_LIVE} AND json_array(m.tenant, m.user_id) = ?",
-                (*part, graph.scope)).fetchall())
-        graph.remove([seq for seq in named if seq not in live])
-        if live:
-            graph.upsert(np.fromiter(live, dtype=np.int64, count=len(live)),
-                         np.frombuffer(b"".join(live.values()), dtype="<f4").reshape(len(live), -1))
-        graph.applied = rows[-1][0]
-        if graph.unsaved >= max(GRAPH_SAVE_EVERY, graph.size // 10) and not self.read_only:
-            self._save_graph(graph)
-        return graph
-
-    def _save_graph(self, graph: ScopeGraph) -> None:
-        """Write the graph to a new file and point the scope at it; the journal it holds the effect of is
-        pruned. A file named by its journal position is never rewritten in place, so a reader that loaded the
-        registration always finds the file it names."""
-        name, build, _ = graph.file[: -len(".graph")].split("-")
-        file = _graph_file(name, build, graph.applied)
-        if file == graph.file and not graph.unsaved and (self.graph_folder / file).exists():
-            return
-        graph.save(self.graph_folder / file)
-        with self._write() as conn:
-            old = conn.execute("SELECT file FROM graph_scopes WHERE scope = ? AND applied <= ?",
-                               (graph.scope, graph.applied)).fetchone()
-            if old is None or _build(old[0]) != build:  # purged or rebuilt meanwhile, or saved newer elsewhere
-                superseded = file
-            else:
-                conn.execute("UPDATE graph_scopes SET file = ?, applied = ? WHERE scope = ?",
-                             (file, graph.applied, graph.scope))
-                conn.execute("DELETE FROM vector_journal WHERE scope = ? AND id <= ?", (graph.scope, graph.applied))
-                superseded = old[0]
-        graph.file = file
-        if superseded != file:
-            with contextlib.suppress(FileNotFoundError):
-                (self.graph_folder / superseded).unlink()
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]:
         if not keys:
@@ -1069,7 +959,7 @@ class SQLiteStore:
         with self._lock, self._reader_lock:
             for held in self._vectors.values():
                 if isinstance(held, ScopeGraph) and held.unsaved and not self.read_only:
-                    self._save_graph(held)
+                    self._graphs.save(held)
             self._vectors.clear()
             self._reader.close()
             self._conn.close()
@@ -1077,15 +967,6 @@ class SQLiteStore:
 
 if TYPE_CHECKING:  # mypy checks here that the SQLite store implements every store protocol
     _implements: type[FullStore] = SQLiteStore
-
-
-def _graph_file(name: str, build: str, applied: int) -> str:
-    """A graph file's name: the scope's hash, the build's token, the journal position it holds."""
-    return f"{name}-{build}-{applied}.graph"
-
-
-def _build(file: str) -> str:
-    return file.split("-")[1]
 
 
 class _Undecided(Exception):

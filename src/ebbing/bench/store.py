@@ -33,9 +33,9 @@ from rich.table import Table
 from ebbing.bench import postgres
 from ebbing.embed.base import normalise
 from ebbing.memory import Memory
-from ebbing.model import Kind, MemoryRecord, Priority, content_hash, new_id
+from ebbing.model import Kind, MemoryRecord, Priority, Scope, content_hash, new_id
 from ebbing.recall.background import BACKGROUND_EN, BACKGROUND_ZH
-from ebbing.text.terms import STOPWORDS, terms
+from ebbing.text.terms import STOPWORDS, query_terms, terms
 
 USER = "bench"
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z: records are added at this time, searched an hour later
@@ -172,7 +172,7 @@ def run(records: int = 100_000, queries: int = 200, dimensions: int = 384, seed:
             timings: list[float] = []
             cold_users: list[float] = []  # with many users: each queried user's first search
             warmed = {int(owner_of[targets[0]])}
-            found = 0
+            found = keyword_hits = 0
             for phrase, vector, target in zip(phrases, vectors, targets, strict=True):
                 owner = int(owner_of[target])
                 if owner not in warmed:
@@ -184,6 +184,10 @@ def run(records: int = 100_000, queries: int = 200, dimensions: int = 384, seed:
                 hits = mem.search(phrase, user_id=owners[owner], limit=10, query_vector=vector, at=at)
                 timings.append(time.perf_counter() - began)
                 found += any(h.record.text == texts[target] for h in hits)
+                # Untimed: how many records the keyword index offers this search (50 asked), so a quiet
+                # keyword side shows (a term counted too common is not matched at all).
+                keyword_hits += len(mem.store.keyword_search(Scope(mem.tenant, owners[owner]), query_terms(phrase),
+                                                             50, None))
                 bar.advance(searching)
 
             baseline: list[float] = []
@@ -211,6 +215,7 @@ def run(records: int = 100_000, queries: int = 200, dimensions: int = 384, seed:
         "cold_user_search_ms": _ms(cold_users) if cold_users else None,
         "p50_ratio": round(ebbing["p50"] / numpy["p50"], 2) if numpy["p50"] else None,
         "target_found": round(found / queries, 4), "numpy_target_found": round(agree / queries, 4),
+        "keyword_hits_per_search": round(keyword_hits / queries, 2),
         "db_mb": round(db_mb, 2), "wal_mb": round(wal_mb, 2), "disk_mb": round(db_mb + wal_mb, 2),
         "peak_rss_after_build_mb": peak_after_build, "peak_rss_mb": _peak_mb(),
     }
@@ -260,6 +265,8 @@ def render(result: dict[str, Any]) -> Table:
         ("ratio ebbing p50 / numpy p50", f"{result['p50_ratio']}x"),
         ("queries whose target is in the top 10 (ebbing / numpy)",
          f"{result['target_found']:.1%} / {result['numpy_target_found']:.1%}"),
+        *([("keyword index hits per search (of 50 asked)", f"{result['keyword_hits_per_search']:.1f}")]
+          if "keyword_hits_per_search" in result else []),
         ("disk: db + wal", f"{result['db_mb']:.1f} + {result['wal_mb']:.1f} = {result['disk_mb']:.1f} MB"),
         ("peak RSS (after build / end)",
          f"{result['peak_rss_after_build_mb']:.0f} / {result['peak_rss_mb']:.0f} MB"),

@@ -20,7 +20,7 @@ from ebbing.recall.blas import one_thread
 from ebbing.recall.cold import ColdIndex
 from ebbing.recall.search import Background, Scored, SearchConfig, is_cjk, score_candidates
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch, RetentionPolicy
-from ebbing.store.base import Candidate, ColdReads, Facts, Reads, Search
+from ebbing.store.base import Candidate, ColdReads, Facts, Reads, Search, SearchesInOneStatement
 from ebbing.store.filters import matches
 from ebbing.text.terms import query_terms
 
@@ -72,10 +72,8 @@ class Ranker:
         if query_vector is None:
             query_vector = self.embedder.embed([query], query=True)[0]
         wanted = max(self.config.candidates, limit)
-        keyword = self._pool.submit(self.store.keyword_search, scope, words, wanted, filters)  # on the other core
-        keys = dict.fromkeys(self.store.vector_search(scope, query_vector, wanted, filters))
-        keys.update(dict.fromkeys(keyword.result()))
-        found = [c for c in self.store.candidates(list(keys)) if not _expired(c.retention, now)]
+        found = [c for c in self._candidates(scope, words, query_vector, wanted, filters)
+                 if not _expired(c.retention, now)]
         cold: dict[int, MemoryRecord] = {}
         history = asks_about_history(query)
         floor = self.config.relevance_floor
@@ -124,6 +122,17 @@ class Ranker:
         if not history and stale:  # a retired record never ranks above its successor
             hits = self._successors_first(hits)[:limit]
         return hits
+
+    def _candidates(self, scope: Scope, words: list[str], vector: np.ndarray, wanted: int,
+                    filters: dict[str, Any] | None) -> list[Candidate]:
+        """The `wanted` best of each index, as candidates: in one statement where the store can (a database
+        server: one round trip), else keywords on the other core while the vectors are searched here."""
+        if isinstance(self.store, SearchesInOneStatement):
+            return self.store.search_candidates(scope, words, vector, wanted, filters)
+        keyword = self._pool.submit(self.store.keyword_search, scope, words, wanted, filters)  # on the other core
+        keys = dict.fromkeys(self.store.vector_search(scope, vector, wanted, filters))
+        keys.update(dict.fromkeys(keyword.result()))
+        return self.store.candidates(list(keys))
 
     def same_attribute(self, older: MemoryRecord, newer: MemoryRecord) -> float:
         """P(the two are one attribute), as the write path's judge reads a pair (ebbing.judgement.sameness)."""

@@ -4,8 +4,10 @@
 columns, its keyword terms (text[], GIN) and its embedding (pgvector, HNSW cosine), written in one
 transaction with its events, facts and sealed secrets. Only live tiers (hot, warm) are in the keyword and
 vector indexes (partial indexes on `trashed_at IS NULL`, so tier moves within the live tiers are in-place
-updates). Keyword ranking is BM25 over the same terms the SQLite store indexes,
-computed in SQL. Sweeps of live records run inside the database (`ebbing.store.postgres_sweep`).
+updates). Keyword ranking is BM25 over the same terms the SQLite store indexes, computed in SQL; a search
+gathers both rankings' candidates with their rows in one statement (`ebbing.store.postgres_search`). Reads
+that return vectors ask for binary rows. Sweeps of live records run inside the database
+(`ebbing.store.postgres_sweep`).
 
 Unlike SQLite's `secure_delete`, PostgreSQL does not zero deleted tuples; `scrub` vacuums the tables so
 erased rows are no longer reachable, and docs/scaling.md says what that does and does not guarantee.
@@ -36,7 +38,6 @@ from ebbing.errors import StoreError
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, Tier, when
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch
 from ebbing.store.base import Candidate, Closing, FactRow, FullStore, ReviewRow, SealedSecret, SweepRows
-from ebbing.store.postgres_filters import compile_postgres
 from ebbing.store.postgres_rows import (
     COLUMNS,
     LIVE,
@@ -48,11 +49,11 @@ from ebbing.store.postgres_rows import (
     window_sql,
 )
 from ebbing.store.postgres_schema import migrate
+from ebbing.store.postgres_search import candidates_sql, keyword_sql, search_sql, user_clause, vector_sql
 from ebbing.store.reviews import COLUMNS as REVIEW_COLUMNS
 from ebbing.store.reviews import review_from, review_values
 from ebbing.store.sqlite import jitter
 
-BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
 CLIENT_CHECK_MS = 1000  # how often a busy backend checks that its client is still there
 
 
@@ -72,6 +73,16 @@ class _VectorLoader(Loader):
         return np.array(text[1:-1].split(","), dtype=np.float32)
 
 
+class _VectorBinaryLoader(Loader):
+    """pgvector's binary format (width, unused, big-endian float32s) as a float32 array: reads that fetch vectors
+    ask for binary rows, since parsing 384 numbers of text per row cost more than the query itself."""
+
+    format = Format.BINARY
+
+    def load(self, data: Any) -> np.ndarray:
+        return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
+
+
 def row_values(record: MemoryRecord) -> tuple[Any, ...]:
     """The record's values in `WRITABLE` order, as PostgreSQL takes them."""
     return (
@@ -88,25 +99,6 @@ def _vector(record: MemoryRecord) -> np.ndarray:
     if record.embedding is None:
         raise StoreError(f"record {record.id} has no embedding")
     return np.asarray(record.embedding, dtype=np.float32)
-
-
-def user_clause(user_id: str | None, column: str = "user_id") -> tuple[str, list[Any]]:
-    """`user_id = %s` or `user_id IS NULL`: spelled out so the planner can use the scope index."""
-    return (f"{column} IS NULL", []) if user_id is None else (f"{column} = %s", [user_id])
-
-
-def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
-    user, params = user_clause(scope.user_id, "m.user_id")
-    sql = f"m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.trashed_at IS NULL"  # the last: partial indexes
-    params = [scope.tenant, *params]
-    for column in ("agent_id", "session_id"):
-        value = getattr(scope, column)
-        if value is not None:
-            sql += f" AND m.{column} = %s"
-            params.append(value)
-    return sql, params
-
-
 
 
 def connect(url: str) -> Connection:
@@ -192,7 +184,9 @@ class PostgresStore:
             raise StoreError(f"cannot prepare {url.split('@')[-1]} as an Ebbing store: {exc}") from None
         self._ready(conn)
         self._main = _Link(self._open, conn)
-        self._reader = _Link(self._open, self._open())  # keyword reads on the other thread of a search
+        # `keyword_search` alone, on another thread; a search asks `search_candidates` on the main connection, so
+        # this one is opened only if something calls `keyword_search` by itself.
+        self._reader = _Link(self._open)
         self._sweeper = _Link(self._open)  # opened by the first in-database sweep
         self._lock = threading.RLock()
         self._reader_lock = threading.Lock()
@@ -218,6 +212,7 @@ class PostgresStore:
         dumper = type("VectorDumper", (_VectorDumper,), {"oid": info.oid})
         conn.adapters.register_dumper(np.ndarray, dumper)
         conn.adapters.register_loader(info.oid, _VectorLoader)
+        conn.adapters.register_loader(info.oid, _VectorBinaryLoader)
         conn.execute(f"SET hnsw.ef_search = {int(self._ef_search)}")
         # The backend of a killed process then ends within a second, even while it waits for a lock, instead of
         # holding its transaction's locks (a sweep chunk's claim among them) until that statement is done.
@@ -255,9 +250,10 @@ class PostgresStore:
             with conn.transaction():
                 yield conn
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _rows(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> list[tuple[Any, ...]]:
+        """The rows of one statement on the main connection; `binary` rows for reads of vectors."""
         with self._lock, self._guard():
-            return self._main.get().execute(sql.encode(), params).fetchall()
+            return self._main.get().execute(sql.encode(), params, binary=binary).fetchall()
 
     @staticmethod
     def insert_events(conn: Connection, tenant: str, events: Sequence[Event]) -> None:
@@ -324,14 +320,19 @@ class PostgresStore:
     def record_access(self, tenant: str, ids: Sequence[str], at: float, window: float, actor: str) -> set[str]:
         if not ids:
             return set()
-        with self._write() as conn:
-            rows = conn.execute(
-                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = %s "
-                "WHERE tenant = %s AND id = ANY(%s) AND (last_accessed_at IS NULL OR %s - last_accessed_at >= %s) "
-                "RETURNING id, access_count", (at, tenant, list(ids), at, window)).fetchall()
-            self.insert_events(conn, tenant, [
-                Event(id_, "access", when(at), actor, "returned by search", {"access_count": count})
-                for id_, count in rows])
+        # One statement (the counts and their events), so one round trip and its own transaction instead of five.
+        # Every search that returns something commits here, so its commit does not wait for the WAL to reach the
+        # disk (set_config, local to this transaction): a crash of the server may lose the last fraction of a
+        # second of use counts, never anything else and never consistency, as the SQLite store's
+        # synchronous=NORMAL may on a power cut.
+        rows = self._rows(
+            "WITH counted AS (UPDATE memories SET access_count = access_count + 1, last_accessed_at = %s "
+            "WHERE tenant = %s AND id = ANY(%s) AND (last_accessed_at IS NULL OR %s - last_accessed_at >= %s) "
+            "RETURNING id, access_count), "
+            "logged AS (INSERT INTO events (tenant, memory_id, at, type, actor, reason, data) SELECT %s, id, %s, "
+            "'access', %s, 'returned by search', jsonb_build_object('access_count', access_count) FROM counted) "
+            "SELECT id, set_config('synchronous_commit', 'off', true) FROM counted",
+            (at, tenant, list(ids), at, window, tenant, when(at).timestamp(), actor))  # the time as an Event has it
         return {row[0] for row in rows}
 
     def get_meta(self, key: str) -> str | None:
@@ -347,69 +348,39 @@ class PostgresStore:
 
     def get(self, tenant: str, memory_id: str) -> MemoryRecord | None:
         rows = self._rows(f"SELECT {COLUMNS}, m.embedding FROM memories m WHERE m.tenant = %s AND m.id = %s",
-                          (tenant, memory_id))
+                          (tenant, memory_id), binary=True)
         return record_from_row(rows[0], rows[0][VECTOR]) if rows else None
 
     def keyword_search(self, scope: Scope, terms: Sequence[str], limit: int, filters: dict[str, Any] | None
                        ) -> list[int]:
-        """Live records holding any of the terms, best BM25 first (k1 1.2, b 0.75 as FTS5; document
-        frequencies from this scope's live records, each counted up to max_term_docs + 1, a term beyond that
-        left out as in the SQLite store; length normalised by the matching records' mean). One statement, one
-        round trip: the frequencies, the idf and the scores are computed where the rows are."""
-        wanted = list(dict.fromkeys(terms))
-        if not wanted:
+        """Live records holding any of the terms, best BM25 first (`ebbing.store.postgres_search`)."""
+        query = keyword_sql(scope, terms, limit, filters, self.max_term_docs)
+        if query is None:
             return []
-        where, params = _scope_sql(scope)
-        extra, extra_params = compile_postgres(filters)
-        user, user_params = user_clause(scope.user_id, "m.user_id")
-        sql = (
-            "WITH df AS MATERIALIZED (SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @> "
-            f"ARRAY[q.term] AND m.tenant = %s AND {user} AND m.tier IN {LIVE} AND m.trashed_at IS NULL LIMIT %s) c)"
-            "::float8 AS n FROM unnest(%s::text[]) q(term)), "
-            "usable AS (SELECT term, n FROM df WHERE n > 0 AND n <= %s), "
-            "total AS (SELECT greatest((SELECT reltuples::bigint FROM pg_class WHERE oid = 'memories'::regclass), "
-            "(SELECT max(n) FROM usable)::bigint, 1)::float8 AS n), "
-            "q AS (SELECT u.term, ln(1 + (total.n - u.n + 0.5) / (u.n + 0.5)) AS idf FROM usable u, total), "
-            "hits AS (SELECT m.seq, m.terms FROM memories m WHERE m.terms && (SELECT array_agg(term) FROM q) "
-            f"AND {where}{extra}), "
-            "norm AS (SELECT greatest(avg(cardinality(terms)), 1)::float8 AS avgdl FROM hits) "
-            "SELECT h.seq FROM hits h, norm, LATERAL (SELECT sum(q.idf * f.tf * %s / (f.tf + %s * "
-            "(1 - %s + %s * cardinality(h.terms) / norm.avgdl))) AS score FROM q, "
-            "LATERAL (SELECT coalesce(cardinality(array_positions(h.terms, q.term)), 0)::float8 AS tf) f) r "
-            "ORDER BY r.score DESC, h.seq LIMIT %s")
         with self._reader_lock, self._guard(self._reader):
-            rows = self._reader.get().execute(sql.encode(), (
-                scope.tenant, *user_params, self.max_term_docs + 1, wanted, self.max_term_docs, *params,
-                *extra_params, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, limit)).fetchall()
+            rows = self._reader.get().execute(query[0].encode(), query[1]).fetchall()
         return [row[0] for row in rows]
 
     def vector_search(self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None) -> list[int]:
-        """Nearest live records by cosine: the HNSW index when the planner expects the scope to be large,
-        an exact scan of the scope otherwise."""
-        where, params = _scope_sql(scope)
-        extra, extra_params = compile_postgres(filters)
-        rows = self._rows(f"SELECT m.seq FROM memories m WHERE {where}{extra} ORDER BY m.embedding <=> %s LIMIT %s",
-                          (*params, *extra_params, np.asarray(vector, dtype=np.float32), limit))
-        return [row[0] for row in rows]
+        return [row[0] for row in self._rows(*vector_sql(scope, vector, limit, filters))]
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]:
         if not keys:
             return []
-        rows = self._rows(
-            "SELECT m.seq, m.text, m.terms, m.embedding, "
-            "(EXISTS (SELECT 1 FROM facts x WHERE x.tenant = m.tenant AND x.memory_id = m.id) AND NOT EXISTS "
-            "(SELECT 1 FROM facts x WHERE x.tenant = m.tenant AND x.memory_id = m.id AND x.valid_to IS NULL)) OR "
-            "EXISTS (SELECT 1 FROM reviews r WHERE r.tenant = m.tenant AND r.memory_id = m.id "
-            "AND r.status = 'pending'), "
-            f"{', '.join('m.' + c for c in RETENTION_COLUMNS)} FROM memories m "
-            f"WHERE m.seq = ANY(%s) AND m.tier IN {LIVE}", ([int(k) for k in keys],))
-        return [Candidate(row[0], row[1], list(row[2]), row[3], tuple(row[5:]), stale=bool(row[4])) for row in rows]
+        return _candidates(self._rows(candidates_sql("SELECT unnest(%s::bigint[])"), ([int(k) for k in keys],),
+                                      binary=True))
+
+    def search_candidates(self, scope: Scope, terms: Sequence[str], vector: np.ndarray, limit: int,
+                          filters: dict[str, Any] | None) -> list[Candidate]:
+        """`candidates` of what `vector_search` and `keyword_search` find, in one statement: one round trip."""
+        return _candidates(self._rows(*search_sql(scope, terms, vector, limit, filters, self.max_term_docs),
+                                      binary=True))
 
     def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
         if not keys:
             return {}
         rows = self._rows(f"SELECT {COLUMNS}, m.embedding FROM memories m WHERE m.seq = ANY(%s)",
-                          ([int(k) for k in keys],))
+                          ([int(k) for k in keys],), binary=True)
         return {row[0]: record_from_row(row, row[VECTOR]) for row in rows}
 
     def history(self, tenant: str, memory_id: str) -> list[Event]:
@@ -444,7 +415,7 @@ class PostgresStore:
         last = 0
         while True:  # page by key so a long export holds no lock and no giant result set
             rows = self._rows(f"SELECT {COLUMNS}, m.embedding FROM memories m WHERE {where} AND m.seq > %s "
-                              "ORDER BY m.seq LIMIT 500", (*params, last))
+                              "ORDER BY m.seq LIMIT 500", (*params, last), binary=True)
             if not rows:
                 return
             for row in rows:
@@ -699,7 +670,7 @@ class PostgresStore:
         return rows[::-1]
 
     def _records(self, where: str, params: list[Any]) -> list[MemoryRecord]:
-        rows = self._rows(f"SELECT {COLUMNS}, m.embedding FROM memories m WHERE {where}", params)
+        rows = self._rows(f"SELECT {COLUMNS}, m.embedding FROM memories m WHERE {where}", params, binary=True)
         return [record_from_row(row, row[VECTOR]) for row in rows]
 
     def mark_consolidated(self, tenant: str, ids: Sequence[str], summary_id: str) -> None:
@@ -784,6 +755,10 @@ def _first_line(exc: BaseException) -> str:
     """A driver error's first line: the server's message, without its context lines and libpq's hints."""
     lines = str(exc).strip().splitlines()
     return lines[0].strip() if lines else type(exc).__name__
+
+
+def _candidates(rows: Sequence[Sequence[Any]]) -> list[Candidate]:
+    return [Candidate(row[0], row[1], list(row[2]), row[3], tuple(row[5:]), stale=bool(row[4])) for row in rows]
 
 
 def _events(rows: Sequence[Sequence[Any]]) -> list[Event]:

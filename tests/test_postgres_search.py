@@ -19,7 +19,8 @@ from ebbing import InvalidInput, Memory
 from ebbing.embed.base import normalise
 from ebbing.embed.hashing import HashEmbedder
 from ebbing.model import Kind, MemoryRecord, Priority, Scope, Tier, content_hash, new_id, when
-from ebbing.store.base import FactRow, SearchesInOneStatement
+from ebbing.store import sqlite as sqlite_store
+from ebbing.store.base import FactRow, GathersCandidates
 from ebbing.store.postgres import PostgresStore
 from ebbing.store.postgres_search import BM25_B, BM25_K1
 from ebbing.text.terms import query_terms, terms
@@ -87,7 +88,7 @@ def _queries(rng: np.random.Generator, records: list[MemoryRecord]) -> list[tupl
 
 def test_one_statement_finds_what_the_three_calls_find(store: tuple[PostgresStore, list[MemoryRecord]]) -> None:
     pg, records = store
-    assert isinstance(pg, SearchesInOneStatement)
+    assert isinstance(pg, GathersCandidates)
     by_seq = {pg.seq_of("default", r.id): r for r in records}
     nonempty = 0
     for scope, words, vector, filters in _queries(np.random.default_rng(9), records):
@@ -179,7 +180,7 @@ def test_a_bad_filter_fails_the_one_statement_as_it_fails_each_call(
 
 
 class _ThreeCalls:
-    """The store without its one-statement search, so ranking takes the three calls."""
+    """The store without its own gathering of candidates, so ranking takes the three calls."""
 
     def __init__(self, store: Any) -> None:
         self._store = store
@@ -190,17 +191,22 @@ class _ThreeCalls:
         return getattr(self._store, name)
 
 
-def test_memory_search_gives_the_same_hits_either_way(pg_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("parallel_from", [0, 10**9], ids=["side-by-side", "one-after-the-other"])
+def test_memory_search_gives_the_same_hits_either_way(location: str | Path, tmp_path: Path, parallel_from: int,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """On both backends, and on SQLite with a scope's keywords read beside its vector scan or after it."""
+    monkeypatch.setattr(sqlite_store, "PARALLEL_FROM", parallel_from)
     rng = np.random.default_rng(3)
-    with Memory(pg_url, embedder=HashEmbedder(), archive=tmp_path / "archive") as mem:
+    with Memory(location, embedder=HashEmbedder(), archive=tmp_path / "archive") as mem:
         for i in range(120):
             text = " ".join(rng.choice(WORDS, size=int(rng.integers(3, 7)))) + f" note {i}"
             mem.add(text, user_id=["ann", "bob"][i % 2], metadata={"topic": f"t{i % 3}"}, at=T0)
         queries = [("alpha bravo", "ann", None), ("golf hotel india", "bob", None), ("kilo", "ann", {"topic": "t1"}),
                    ("note 7", "bob", {"importance": {"$gte": 0.0}}), ("zulu unknown", "ann", None)]
         one = [mem.search(q, user_id=u, filters=f, at=T0, count_use=False) for q, u, f in queries]
+        one = [mem.search(q, user_id=u, filters=f, at=T0, count_use=False) for q, u, f in queries]  # scopes loaded
         mem.ranker.store = _ThreeCalls(mem.store)  # type: ignore[assignment]
-        assert not isinstance(mem.ranker.store, SearchesInOneStatement)
+        assert not isinstance(mem.ranker.store, GathersCandidates)
         three = [mem.search(q, user_id=u, filters=f, at=T0, count_use=False) for q, u, f in queries]
     assert sum(len(h) for h in one) > 10
     for (_, user, _), a, b in zip(queries, one, three, strict=True):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 
-from ebbing import Memory
+from ebbing import Memory, Tier
 from ebbing.embed.hashing import HashEmbedder
 from ebbing.model import Scope
 from ebbing.store.migrations import MIGRATIONS
@@ -92,3 +93,36 @@ def test_the_keyword_index_learns_whose_each_row_is_on_migration_and_owner_chang
     with Memory(path, embedder=HashEmbedder()) as mem:
         assert _keyword(mem, "bob", "fjord") == []
         assert _keyword(mem, "carol", "fjord") == ["the fjord hotel has no lift"]
+
+
+def test_a_loaded_scope_follows_moves_without_rereading_its_vectors(tmp_path: Path) -> None:
+    """A search loads a scope's vectors once. A record moving between the live tiers leaves them as they are, one
+    revived from the archive joins them, and only a move in or out of the trash makes the next search reload."""
+    with Memory(tmp_path / "m.db", embedder=HashEmbedder(), archive=tmp_path / "archive") as mem:
+        texts = ("We ran the charity 10K on May 14th in 52 minutes", "the tent is green and sleeps four",
+                 "the car is a red 2019 Volvo")
+        first, second, third = (mem.add(text, user_id="u", at=T0).records[0] for text in texts)
+        store = mem.store
+        assert isinstance(store, SQLiteStore)
+        loads: list[Scope] = []
+        load = store._load_vectors
+        store._load_vectors = lambda scope: loads.append(scope) or load(scope)  # type: ignore[method-assign]
+        scope, vector = Scope(mem.tenant, "u"), first.embedding
+        assert vector is not None
+
+        def found() -> set[str]:
+            return {r.id for r in store.fetch(store.vector_search(scope, vector, 10, None)).values()}
+
+        assert found() == {first.id, second.id, third.id} and len(loads) == 0  # loaded by the adds already
+        mem.sweep(at=T0 + timedelta(days=30))  # the episode to the archive (a reload), the facts to warm
+        assert [mem.get(r.id).tier for r in (first, second, third)] == [Tier.COLD, Tier.WARM, Tier.WARM]
+        assert found() == {second.id, third.id} and len(loads) == 1
+        mem.search("the green tent", user_id="u", at=T0 + timedelta(days=31))  # lifts the tent: warm -> hot
+        assert mem.get(second.id).tier is Tier.HOT
+        hits = mem.search("charity 10K in 52 minutes", user_id="u", at=T0 + timedelta(days=31), include_cold=True)
+        assert first.id in [h.record.id for h in hits] and mem.get(first.id).tier is Tier.WARM  # revived
+        assert found() == {first.id, second.id, third.id} and len(loads) == 1  # neither move reread the vectors
+        mem.forget(third.id, at=T0 + timedelta(days=31))
+        assert found() == {first.id, second.id} and len(loads) == 2
+        mem.restore(third.id, at=T0 + timedelta(days=31))
+        assert found() == {first.id, second.id, third.id} and len(loads) == 3

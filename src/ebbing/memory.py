@@ -151,7 +151,6 @@ class Memory:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def close(self) -> None:
-        self.ranker.close()
         self.store.close()
 
     def __enter__(self) -> Memory:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import numpy as np
@@ -20,7 +19,7 @@ from ebbing.recall.blas import one_thread
 from ebbing.recall.cold import ColdIndex
 from ebbing.recall.search import Background, Scored, SearchConfig, is_cjk, score_candidates
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch, RetentionPolicy
-from ebbing.store.base import Candidate, ColdReads, Facts, Reads, Search, SearchesInOneStatement
+from ebbing.store.base import Candidate, ColdReads, Facts, GathersCandidates, Reads, Search
 from ebbing.store.filters import matches
 from ebbing.text.terms import query_terms
 
@@ -59,10 +58,6 @@ class Ranker:
         self.succession = succession.SuccessionConfig()
         self.sameness = sameness.shipped()  # is a newer hit the same attribute as an older one
         self.space = f"{embedder.name}:{embedder.dimensions}"  # what the sameness model reads vectors of
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ebbing-keyword")
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True)
 
     def rank(self, query: str, scope: Scope, limit: int, filters: dict[str, Any] | None, now: float, *,
              include_cold: bool | None = None, query_vector: np.ndarray | None = None,
@@ -125,13 +120,12 @@ class Ranker:
 
     def _candidates(self, scope: Scope, words: list[str], vector: np.ndarray, wanted: int,
                     filters: dict[str, Any] | None) -> list[Candidate]:
-        """The `wanted` best of each index, as candidates: in one statement where the store can (a database
-        server: one round trip), else keywords on the other core while the vectors are searched here."""
-        if isinstance(self.store, SearchesInOneStatement):
+        """The `wanted` best of each index, as candidates: gathered by the store where it can (one statement on a
+        database server, both indexes side by side in a large SQLite scope), else one index after the other."""
+        if isinstance(self.store, GathersCandidates):
             return self.store.search_candidates(scope, words, vector, wanted, filters)
-        keyword = self._pool.submit(self.store.keyword_search, scope, words, wanted, filters)  # on the other core
         keys = dict.fromkeys(self.store.vector_search(scope, vector, wanted, filters))
-        keys.update(dict.fromkeys(keyword.result()))
+        keys.update(dict.fromkeys(self.store.keyword_search(scope, words, wanted, filters)))
         return self.store.candidates(list(keys))
 
     def same_attribute(self, older: MemoryRecord, newer: MemoryRecord) -> float:

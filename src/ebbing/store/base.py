@@ -152,10 +152,11 @@ class Search(Protocol):
 
 
 @runtime_checkable
-class SearchesInOneStatement(Protocol):
-    """A store that gathers a search's candidates from both indexes with their rows in one statement (PostgreSQL:
-    one round trip instead of three). Ranking uses it when the store offers it; its result is exactly
-    `candidates` of the keys `vector_search` and `keyword_search` return."""
+class GathersCandidates(Protocol):
+    """A store that gathers a search's candidates from both indexes with their rows itself: PostgreSQL in one
+    statement (one round trip instead of three), SQLite reading a large scope's keywords beside its vector scan.
+    Ranking uses it when the store offers it; its result is exactly `candidates` of the keys `vector_search` and
+    `keyword_search` return."""
 
     def search_candidates(self, scope: Scope, terms: Sequence[str], vector: np.ndarray, limit: int,
                           filters: dict[str, Any] | None) -> list[Candidate]: ...

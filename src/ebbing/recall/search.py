@@ -126,15 +126,13 @@ def _keyword_scores(candidates: Sequence[Candidate], query_terms: Sequence[str])
     wanted = list(dict.fromkeys(query_terms))
     if not wanted:
         return np.zeros(len(candidates))
-    held = [set(c.terms) for c in candidates]
-    count = len(candidates)
-    frequency = np.array([sum(term in h for h in held) for term in wanted], dtype=np.float64)
+    holds = np.array([[term in held for term in wanted] for held in map(set, (c.terms for c in candidates))],
+                     dtype=np.float64).reshape(len(candidates), len(wanted))  # candidate x query term
+    frequency = holds.sum(axis=0)
     # A term no candidate holds weighs like the rarest one held: it separates nothing, but still says the
     # query asks for more than any candidate has.
-    weight = np.log1p((count + 1.0) / (np.maximum(frequency, 1.0) + 0.5))
-    total = float(weight.sum())
-    out: np.ndarray = np.array([sum(w for term, w in zip(wanted, weight, strict=True) if term in h) / total
-                                for h in held])
+    weight = np.log1p((len(candidates) + 1.0) / (np.maximum(frequency, 1.0) + 0.5))
+    out: np.ndarray = holds @ weight / float(weight.sum())
     return out
 
 

@@ -7,10 +7,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ebbing import Memory, Tier
 from ebbing.embed.hashing import HashEmbedder
 from ebbing.model import Scope
+from ebbing.store import scope_index
 from ebbing.store.migrations import MIGRATIONS
 from ebbing.store.sqlite import SQLiteStore
 
@@ -126,3 +128,64 @@ def test_a_loaded_scope_follows_moves_without_rereading_its_vectors(tmp_path: Pa
         assert found() == {first.id, second.id} and len(loads) == 2
         mem.restore(third.id, at=T0 + timedelta(days=31))
         assert found() == {first.id, second.id, third.id} and len(loads) == 3
+
+
+@pytest.mark.parametrize("max_term_docs", [500, 12], ids=["every-term", "common-terms-left-out"])
+def test_a_loaded_scope_finds_what_the_keyword_index_finds(tmp_path: Path, max_term_docs: int) -> None:
+    """A small loaded scope answers keyword searches from its own terms (`ScopeIndex`): the same records as the
+    FTS query whenever it answers, before and after adds, edits, forgets and restores, and never for a scope
+    narrowed by agent or filters."""
+    rng = np.random.default_rng(11)
+    words = [f"w{i}" for i in range(40)]
+    weights = 1.0 / np.arange(1, len(words) + 1)
+
+    def text() -> str:
+        return " ".join(rng.choice(words, size=int(rng.integers(2, 6)), p=weights / weights.sum()))
+
+    with Memory(tmp_path / "m.db", embedder=HashEmbedder(), archive=tmp_path / "archive") as mem:
+        store = mem.store
+        assert isinstance(store, SQLiteStore)
+        store.max_term_docs = max_term_docs
+        added = [mem.add(text(), user_id=["ann", "bob"][i % 2], kind="fact", at=T0).records[0] for i in range(80)]
+        answered = 0
+
+        def check() -> None:
+            nonlocal answered
+            for user in ("ann", "bob"):
+                scope = Scope(mem.tenant, user)
+                store.vector_search(scope, np.ones(HashEmbedder().dimensions, dtype=np.float32), 5, None)  # loads
+                loaded = store._vectors[(mem.tenant, user)]
+                for _ in range(30):
+                    query = list(rng.choice(words, size=int(rng.integers(1, 4))))
+                    limit = int(rng.choice([8, 50]))
+                    held = store._held_in_memory(loaded, scope, query, limit, None)
+                    if held is not None:
+                        answered += 1
+                        assert sorted(held) == sorted(store.keyword_search(scope, query, limit, None)), query
+                    assert store._held_in_memory(loaded, Scope(mem.tenant, user, "agent"), query, 8, None) is None
+                    assert store._held_in_memory(loaded, scope, query, 8, {"kind": "fact"}) is None
+
+        check()
+        mem.add("w0 w39 brand new words", user_id="ann", kind="fact", at=T0)
+        mem.update(added[0].id, "w38 w37 replaced", at=T0)
+        mem.forget(added[2].id, at=T0)
+        check()
+        mem.restore(added[2].id, at=T0)
+        check()
+        assert answered > 60  # most queries were answered from memory, not handed to the FTS index
+
+
+def test_a_scope_index_keeps_terms_only_while_it_knows_them_all_and_is_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scope_index, "TERMS_UP_TO", 4)
+    index = scope_index.ScopeIndex()
+    vectors = np.eye(4, dtype=np.float32)
+    index.append([10, 11], vectors[:2], [["kayak", "lake"], ["tent"]])
+    assert index.holding(["lake", "tent", "moon"], 5) == [10, 11] and index.documents("kayak") == 1
+    assert index.holding(["lake", "tent"], 1) is None  # more than the limit: only bm25 can choose
+    index.append([12, 13], vectors[2:], [["kayak"], ["kayak", "moon"]])
+    assert index.holding(["moon"], 5) == [13] and index.documents("kayak") == 3
+    index.append([14], vectors[:1], [["lake"]])  # past TERMS_UP_TO: the FTS index answers from here on
+    assert not index.has_terms and index.holding(["lake"], 5) is None and index.size == 5
+    unknown = scope_index.ScopeIndex()
+    unknown.append([1], vectors[:1], None)
+    assert not unknown.has_terms and unknown.holding(["lake"], 5) is None

@@ -37,6 +37,7 @@ from ebbing.store.graph import ScopeGraph
 from ebbing.store.migrations import MIGRATIONS, SCOPE_TOKEN, migrate
 from ebbing.store.reviews import COLUMNS as REVIEW_COLUMNS
 from ebbing.store.reviews import review_from, review_values
+from ebbing.store.scope_index import ScopeIndex
 from ebbing.store.sqlite_graphs import SQLiteGraphs
 from ebbing.store.vectors import ScopeVectors
 from ebbing.text.terms import match_expression
@@ -330,11 +331,11 @@ class SQLiteStore:
                 by_tenant.setdefault(tenant_of.get(event.memory_id, records[0].tenant), []).append(event)
             for tenant, tenant_events in by_tenant.items():
                 self._insert_events(conn, tenant, tenant_events)
-        for record, seq in added:  # keep loaded scopes in step with what we just committed
+        for (record, seq), words in zip(added, terms, strict=True):  # keep loaded scopes in step with the commit
             cached = self._vectors.get((record.tenant, record.user_id))
-            if isinstance(cached, ScopeVectors) and record.tier in LIVE_TIERS:
+            if isinstance(cached, ScopeIndex) and record.tier in LIVE_TIERS:
                 assert record.embedding is not None
-                cached.append([seq], record.embedding[None, :])
+                cached.append([seq], record.embedding[None, :], [words])
 
     def replace(self, record: MemoryRecord, terms: list[str] | None, events: Sequence[Event], *,
                 secrets: Sequence[SealedSecret] = (), facts: Sequence[FactRow] = (),
@@ -472,7 +473,10 @@ class SQLiteStore:
         its vectors are searched; a small scope's one after the other, as handing work to a thread costs more
         than such a scan (0.1 ms for a few hundred vectors, against 1 ms more per search with the thread)."""
         loaded = self._vectors.get((scope.tenant, scope.user_id))
-        if loaded is not None and (isinstance(loaded, ScopeGraph) or loaded.size >= PARALLEL_FROM):
+        if (held := self._held_in_memory(loaded, scope, terms, limit, filters)) is not None:
+            keys = dict.fromkeys(self.vector_search(scope, vector, limit, filters))
+            keys.update(dict.fromkeys(held))
+        elif loaded is not None and (isinstance(loaded, ScopeGraph) or loaded.size >= PARALLEL_FROM):
             keyword = self._keyword_pool.submit(self.keyword_search, scope, terms, limit, filters)
             keys = dict.fromkeys(self.vector_search(scope, vector, limit, filters))
             keys.update(dict.fromkeys(keyword.result()))
@@ -481,18 +485,38 @@ class SQLiteStore:
             keys.update(dict.fromkeys(self.keyword_search(scope, terms, limit, filters)))
         return self.candidates(list(keys))
 
+    def _held_in_memory(self, loaded: ScopeVectors | ScopeGraph | None, scope: Scope, terms: Sequence[str],
+                        limit: int, filters: dict[str, Any] | None) -> list[int] | None:
+        """What `keyword_search` would return, from a loaded scope's terms (`ScopeIndex`), or None where only the
+        FTS index can say: a narrowed scope, filters, a scope not loaded or a graph, or more than `limit`
+        matches (then bm25 chooses). The same terms are left out as `_selective` leaves out."""
+        if (not isinstance(loaded, ScopeIndex) or not loaded.has_terms or filters or scope.agent_id is not None
+                or scope.session_id is not None):
+            return None
+        with self._lock:
+            self._fresh()
+            if self._vectors.get((scope.tenant, scope.user_id)) is not loaded:  # another connection wrote
+                return None
+            usable = [t for t in dict.fromkeys(terms)
+                      if (count := loaded.documents(t)) > 0 and (loaded.size <= self.max_term_docs
+                                                               or count <= self.max_term_docs)]
+            return loaded.holding(usable, limit) if usable else []
+
     def _load_vectors(self, scope: Scope) -> ScopeVectors | ScopeGraph:
         where, params = _scope_sql(Scope(scope.tenant, scope.user_id))
         if not self.read_only:
             live = self._conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0]
             if live >= self.graph_from and (graph := self._graphs.open(scope.tenant, scope.user_id)) is not None:
                 return graph
-        loaded = ScopeVectors()
+        loaded = ScopeIndex()
         cursor = self._conn.execute(
-            f"SELECT m.seq, v.vector FROM memories m JOIN vectors v ON v.seq = m.seq WHERE {where}", params)
+            "SELECT m.seq, v.vector, f.terms FROM memories m JOIN vectors v ON v.seq = m.seq "
+            f"LEFT JOIN memories_fts f ON f.rowid = m.seq WHERE {where}", params)
         while rows := cursor.fetchmany(4096):  # in pages: never the whole scope as Python objects at once
             keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            loaded.append(keys, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1))
+            words = None if any(r[2] is None for r in rows) else [r[2].split() for r in rows]
+            loaded.append(keys, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1),
+                          words)
         return loaded
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]:
@@ -729,10 +753,11 @@ class SQLiteStore:
             conn.execute("INSERT OR REPLACE INTO archive_files VALUES (?, ?)",
                          (old, "stale" if keep_file else "deleting"))
             self._insert_events(conn, tenant, events)
-        for record, seq, _ in reinstated:  # a revived record joins a loaded scan, as an insert does
+        for record, seq, words in reinstated:  # a revived record joins a loaded scan, as an insert does
             cached = self._vectors.get((tenant, record.user_id))
-            if isinstance(cached, ScopeVectors) and record.tier in LIVE_TIERS and record.embedding is not None:
-                cached.append([seq], np.asarray(record.embedding, dtype=np.float32)[None, :])
+            if isinstance(cached, ScopeIndex) and record.tier in LIVE_TIERS and record.embedding is not None:
+                cached.append([seq], np.asarray(record.embedding, dtype=np.float32)[None, :],
+                              None if words is None else [words])
             elif record.tier in LIVE_TIERS:
                 self._drop_scan((tenant, record.user_id))
 

@@ -469,9 +469,9 @@ class SQLiteStore:
 
     def search_candidates(self, scope: Scope, terms: Sequence[str], vector: np.ndarray, limit: int,
                           filters: dict[str, Any] | None) -> list[Candidate]:
-        """`candidates` of the keys both indexes return. A large scope's keywords are read on the other core while
-        its vectors are searched; a small scope's one after the other, as handing work to a thread costs more
-        than such a scan (0.1 ms for a few hundred vectors, against 1 ms more per search with the thread)."""
+        """`candidates` of the keys both indexes return. A small loaded scope's keywords come from its own terms
+        (`ScopeIndex`) when they can; a large scope's are read on the other core while its vectors are searched;
+        the rest one after the other, as handing work to a thread costs more than a small scan."""
         loaded = self._vectors.get((scope.tenant, scope.user_id))
         if (held := self._held_in_memory(loaded, scope, terms, limit, filters)) is not None:
             keys = dict.fromkeys(self.vector_search(scope, vector, limit, filters))

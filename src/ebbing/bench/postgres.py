@@ -86,7 +86,7 @@ def disk_mb(url: str) -> float:
 def copy_load(url: str, pop: Any, rng: np.random.Generator, embedder: Any, on_progress: Callable[[int], None]
               | None = None) -> None:
     """Fill a fresh store with the population, keys 1..N in creation order, as `PostgresStore.insert` lays the
-    rows out; the keyword and vector indexes are dropped for the load and built after it."""
+    rows out; the keyword index is dropped for the load and built after it (a sweep reads no vector index)."""
     from ebbing.bench.sweep import CHUNK, DIMENSIONS, TENANT, USERS, vocabulary
 
     Memory(url, embedder=embedder).close()  # the schema, the vector width, the embedder's name
@@ -95,7 +95,6 @@ def copy_load(url: str, pop: Any, rng: np.random.Generator, embedder: Any, on_pr
     kinds = [k.value for k in KINDS]
     priorities = [p.value for p in PRIORITIES]
     with _admin(url) as conn:
-        conn.execute("DROP INDEX memories_embedding")
         conn.execute("DROP INDEX memories_terms")
         columns = ("tenant, seq, id, user_id, text, kind, importance, priority, pinned, held, security, tier, "
                    "created_at, updated_at, last_accessed_at, access_count, update_count, content_hash, jitter, "
@@ -120,10 +119,8 @@ def copy_load(url: str, pop: Any, rng: np.random.Generator, embedder: Any, on_pr
             if on_progress:
                 on_progress(end)
         conn.execute("SELECT setval('memory_keys', %s)", (len(pop),))
-        conn.execute("SET maintenance_work_mem = '1GB'")  # HNSW builds far slower once the graph outgrows it
+        conn.execute("SET maintenance_work_mem = '1GB'")  # the GIN build below
         conn.execute("CREATE INDEX memories_terms ON memories USING gin (terms) WHERE trashed_at IS NULL")
-        conn.execute("CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops) "
-                     "WHERE trashed_at IS NULL")
         conn.execute("VACUUM ANALYZE memories")
 
 

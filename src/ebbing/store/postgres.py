@@ -20,6 +20,7 @@ database: the call still fails, so its caller may retry (`Memory.add` merges a n
 
 from __future__ import annotations
 
+import logging
 import select
 import struct
 import threading
@@ -49,10 +50,23 @@ from ebbing.store.postgres_rows import (
     window_sql,
 )
 from ebbing.store.postgres_schema import migrate
-from ebbing.store.postgres_search import candidates_sql, keyword_sql, search_sql, user_clause, vector_sql
+from ebbing.store.postgres_search import (
+    INDEX_FROM,
+    candidates_sql,
+    keyword_sql,
+    scope_index_name,
+    scope_index_sql,
+    scope_size_sql,
+    search_sql,
+    user_clause,
+    vector_sql,
+)
 from ebbing.store.reviews import COLUMNS as REVIEW_COLUMNS
 from ebbing.store.reviews import review_from, review_values
 from ebbing.store.sqlite import jitter
+
+RECHECK_EVERY = 500  # a small scope's size is checked again after this many of its searches in one process
+log = logging.getLogger(__name__)
 
 CLIENT_CHECK_MS = 1000  # how often a busy backend checks that its client is still there
 
@@ -172,9 +186,14 @@ class _Link:
 
 class PostgresStore:
     def __init__(self, url: str, *, dimensions: int | None = None, max_term_docs: int = 500,
-                 ef_search: int = 100) -> None:
+                 ef_search: int = 100, index_from: int = INDEX_FROM) -> None:
         self.url = url
         self.max_term_docs = max_term_docs
+        self.index_from = index_from
+        # Scopes known to have their own HNSW index, and for the others how many of their searches this process
+        # has made: a scope's size is checked on its first search and every RECHECK_EVERY after.
+        self._indexed: set[tuple[str, str | None]] = set()
+        self._unindexed_searches: dict[tuple[str, str | None], int] = {}
         self._ef_search = ef_search
         conn = connect(url)
         try:
@@ -362,7 +381,58 @@ class PostgresStore:
         return [row[0] for row in rows]
 
     def vector_search(self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None) -> list[int]:
-        return [row[0] for row in self._rows(*vector_sql(scope, vector, limit, filters))]
+        indexed = self._scope_indexed(scope)
+        return [row[0] for row in self._rows(*vector_sql(scope, vector, limit, filters, indexed=indexed))]
+
+    def _scope_indexed(self, scope: Scope) -> bool:
+        """Whether the scope has its own HNSW index; on a scope's first search in this process, and every
+        RECHECK_EVERY after, its size is checked and the index built (concurrently, writes go on) once it holds
+        `index_from` live records. Until then the exact scan answers, exactly."""
+        key = (scope.tenant, scope.user_id)
+        if key in self._indexed:
+            return True
+        done = self._unindexed_searches.get(key, 0)
+        self._unindexed_searches[key] = done + 1
+        if done % RECHECK_EVERY:
+            return False
+        size, ready = self._rows(*scope_size_sql(scope, self.index_from))[0]
+        if not ready and size >= self.index_from:
+            ready = self._build_index(scope)
+        if ready:
+            self._indexed.add(key)
+            self._unindexed_searches.pop(key, None)
+        return bool(ready)
+
+    def _build_index(self, scope: Scope) -> bool:
+        """Build the scope's HNSW index on a connection of its own (CREATE INDEX CONCURRENTLY cannot run in a
+        transaction and waits for the others); False, and the exact scan goes on, if it could not."""
+        name = scope_index_name(scope.tenant, scope.user_id)
+        try:
+            with connect(self.url) as conn:
+                # A build interrupted before (killed, cancelled) leaves an invalid index of this name behind.
+                row = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)",
+                                   (name,)).fetchone()
+                if row is not None and not row[0]:
+                    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
+                conn.execute(scope_index_sql(scope.tenant, scope.user_id).encode())
+                row = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)",
+                                   (name,)).fetchone()
+        except (psycopg.Error, StoreError) as exc:
+            log.warning("could not build the vector index of %s/%s: %s", scope.tenant, scope.user_id,
+                        _first_line(exc))
+            return False
+        return row is not None and bool(row[0])
+
+    def _drop_emptied_indexes(self, scopes: set[tuple[str, str | None]]) -> None:
+        """Drop the HNSW index of each scope a purge left without records: its predicate names the user."""
+        for tenant, user_id in scopes:
+            user, params = user_clause(user_id)
+            name = scope_index_name(tenant, user_id)
+            if self._rows("SELECT to_regclass(%s) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memories WHERE "
+                          f"tenant = %s AND {user})", (name, tenant, *params))[0][0]:
+                with self._lock, self._guard():
+                    self._main.get().execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
+                self._indexed.discard((tenant, user_id))
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]:
         if not keys:
@@ -373,8 +443,9 @@ class PostgresStore:
     def search_candidates(self, scope: Scope, terms: Sequence[str], vector: np.ndarray, limit: int,
                           filters: dict[str, Any] | None) -> list[Candidate]:
         """`candidates` of what `vector_search` and `keyword_search` find, in one statement: one round trip."""
-        return _candidates(self._rows(*search_sql(scope, terms, vector, limit, filters, self.max_term_docs),
-                                      binary=True))
+        indexed = self._scope_indexed(scope)
+        return _candidates(self._rows(*search_sql(scope, terms, vector, limit, filters, self.max_term_docs,
+                                                  indexed=indexed), binary=True))
 
     def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
         if not keys:
@@ -716,6 +787,8 @@ class PostgresStore:
 
     def purge(self, tenant: str, ids: Sequence[str], events: Sequence[Event]) -> None:
         with self._write() as conn:
+            scopes = {(tenant, row[0]) for row in conn.execute(
+                b"SELECT DISTINCT user_id FROM memories WHERE tenant = %s AND id = ANY(%s)", (tenant, list(ids)))}
             for table, column in (("memories", "id"), ("archive_index", "id"), ("facts", "memory_id"),
                                   ("secrets", "memory_id")):
                 conn.execute(f"DELETE FROM {table} WHERE tenant = %s AND {column} = ANY(%s)".encode(),
@@ -727,6 +800,7 @@ class PostgresStore:
             conn.execute(b"UPDATE events SET reason = '' WHERE tenant = %s AND memory_id = ANY(%s)",
                          (tenant, list(ids)))
             self.insert_events(conn, tenant, events)
+        self._drop_emptied_indexes(scopes)
 
     def scrub(self) -> None:
         """Vacuum the tables that held erased rows, so their dead tuples are no longer reachable."""

@@ -206,13 +206,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         # One HNSW index over every scope made each insert pay a graph insertion (~20x the rest of a bulk add) and
         # gave a small scope fewer results than asked (the graph's candidates are filtered by user afterwards).
         # A scope now gets an HNSW index of its own once it is large (`ebbing.store.postgres_search`); a small one
-        # is scanned exactly. Vectors stay in the row (MAIN: out of line only when the row would not fit a page),
-        # which halves an exact scan's time against fetching each from the TOAST table; rows written before keep
-        # their layout until rewritten.
+        # is scanned exactly. (Keeping vectors in the row, STORAGE MAIN, halved an exact scan but made rows too
+        # wide for in-place updates: every counted use then re-inserted the row into each index, HNSW included,
+        # and a search's p99 reached a second. So vectors stay out of line when a row is wide.)
         "0005_scope_vector_indexes",
         """
         DROP INDEX IF EXISTS memories_embedding;
-        ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN;
         """,
     ),
 ]
@@ -222,7 +221,6 @@ def _vectors(dimensions: int) -> tuple[str, str]:
     """The migration that fixes the vector width (the HNSW indexes are per large scope, made by the store)."""
     return (f"vectors_{dimensions}", f"""
         ALTER TABLE memories ALTER COLUMN embedding TYPE vector({dimensions});
-        ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN;
     """)
 
 

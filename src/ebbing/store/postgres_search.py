@@ -33,8 +33,8 @@ from ebbing.store.postgres_rows import LIVE
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
 
 # From this many live records a scope gets its own HNSW index. Measured (docs/scaling.md): an exact scan of
-# 384-dimension vectors stored in the row costs ~2.5 µs a record, 5.4 ms at 2,000 and 11 ms at 5,000.
-INDEX_FROM = 2_000
+# 384-dimension vectors costs ~5 µs a record (each read from the TOAST table), 5 ms at 1,000 and 11.5 at 2,000.
+INDEX_FROM = 1_000
 
 # What scoring needs of a candidate: key, text, terms, vector, whether it is retired (every fact it states has a
 # newer value, or it waits for review), then the retention columns.

@@ -150,3 +150,20 @@ def test_a_purge_that_empties_a_scope_drops_its_index(filled: tuple[PostgresStor
     store.insert(again, [terms(r.text) for r in again], [])
     vector = np.asarray(again[3].embedding)
     assert _ids(store, store.vector_search(Scope("default", ODD), vector, 5, None)) == _exact(again, vector, 5)
+
+
+def test_a_build_held_up_by_an_open_transaction_gives_way_and_is_made_later(
+        filled: tuple[PostgresStore, dict], pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, by_user = filled
+    monkeypatch.setattr("ebbing.store.postgres.INDEX_WAIT_MS", 300)
+    monkeypatch.setattr("ebbing.store.postgres.RECHECK_EVERY", 1)
+    records = by_user[BIG]
+    vector = np.asarray(records[7].embedding)
+    with psycopg.connect(pg_url) as other:  # a transaction left open elsewhere, which the build must wait for
+        other.execute("UPDATE memories SET importance = importance WHERE id = %s", (records[0].id,))
+        keys = store.vector_search(Scope("default", BIG), vector, 10, None)
+        assert _ids(store, keys) == _exact(records, vector, 10)  # answered by the exact scan, not held up
+        assert not _index_ready(pg_url, BIG)
+    keys = store.vector_search(Scope("default", BIG), vector, 10, None)  # the next check builds it
+    assert _index_ready(pg_url, BIG)
+    assert _ids(store, keys)[0] == records[7].id

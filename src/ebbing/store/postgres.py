@@ -65,6 +65,7 @@ from ebbing.store.reviews import COLUMNS as REVIEW_COLUMNS
 from ebbing.store.reviews import review_from, review_values
 from ebbing.store.sqlite import jitter
 
+INDEX_WAIT_MS = 10_000  # how long building or dropping a scope's vector index waits for open transactions
 RECHECK_EVERY = 500  # a small scope's size is checked again after this many of its searches in one process
 log = logging.getLogger(__name__)
 
@@ -409,6 +410,9 @@ class PostgresStore:
         name = scope_index_name(scope.tenant, scope.user_id)
         try:
             with connect(self.url) as conn:
+                # The build waits for every transaction already open on the table; one left open elsewhere must
+                # not hold this search for long. A build cut short leaves an invalid index, rebuilt next time.
+                conn.execute(f"SET lock_timeout = {INDEX_WAIT_MS}")
                 # A build interrupted before (killed, cancelled) leaves an invalid index of this name behind.
                 row = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)",
                                    (name,)).fetchone()
@@ -430,9 +434,13 @@ class PostgresStore:
             name = scope_index_name(tenant, user_id)
             if self._rows("SELECT to_regclass(%s) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memories WHERE "
                           f"tenant = %s AND {user})", (name, tenant, *params))[0][0]:
-                with self._lock, self._guard():
-                    self._main.get().execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
                 self._indexed.discard((tenant, user_id))
+                try:
+                    with connect(self.url) as conn:
+                        conn.execute(f"SET lock_timeout = {INDEX_WAIT_MS}")
+                        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
+                except (psycopg.Error, StoreError) as exc:
+                    log.warning("could not drop the vector index %s of an emptied scope: %s", name, _first_line(exc))
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]:
         if not keys:

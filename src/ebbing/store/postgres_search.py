@@ -141,7 +141,9 @@ def keyword_sql(scope: Scope, terms: Sequence[str], limit: int, filters: dict[st
         "idf AS MATERIALIZED (SELECT array_agg(coalesce(ln(1 + (total.n - u.n + 0.5) / (u.n + 0.5)), 0) "
         "ORDER BY d.i) AS v FROM df d LEFT JOIN usable u ON u.i = d.i, total), "
         # The first condition (all the query's terms, bound) is for the planner's estimate; the second decides.
-        "hits AS (SELECT m.seq, m.terms FROM memories m WHERE m.terms && %s::text[] "
+        # EXISTS is evaluated once, before the scan: when every term is too common, nothing is read.
+        "hits AS (SELECT m.seq, m.terms FROM memories m WHERE EXISTS (SELECT 1 FROM usable) "
+        "AND m.terms && %s::text[] "
         f"AND m.terms && (SELECT array_agg(term) FROM usable) AND {where}{extra}), "
         "norm AS (SELECT greatest(avg(cardinality(terms)), 1)::float8 AS avgdl FROM hits) "
         f"SELECT h.seq FROM hits h, norm, idf ORDER BY {' + '.join(parts)} DESC, h.seq LIMIT %s")

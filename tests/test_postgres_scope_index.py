@@ -22,7 +22,7 @@ from ebbing.text.terms import terms
 from .conftest import T0
 
 DIM = 16
-BIG, SMALL, ODD = "big", "small", "o'dd %s user"
+BIG, SMALL, ODD = "big", "small", "o'dd %s jim.m. user"  # a quote, a placeholder, the table alias
 
 
 def _records(user: str, vectors: np.ndarray, agent: str = "a1") -> list[MemoryRecord]:

@@ -69,14 +69,15 @@ def scope_index_name(tenant: str, user_id: str | None) -> str:
     return "memories_ann_" + hashlib.sha256(key).hexdigest()[:24]
 
 
-def _scope_predicate(tenant: str, user_id: str | None) -> str:
-    user = "m.user_id IS NULL" if user_id is None else f"m.user_id = {sql.Literal(user_id).as_string(None)}"
-    return f"m.tenant = {sql.Literal(tenant).as_string(None)} AND {user} AND m.trashed_at IS NULL"
+def _scope_predicate(tenant: str, user_id: str | None, alias: str = "m.") -> str:
+    user = f"{alias}user_id IS NULL" if user_id is None else \
+        f"{alias}user_id = {sql.Literal(user_id).as_string(None)}"
+    return f"{alias}tenant = {sql.Literal(tenant).as_string(None)} AND {user} AND {alias}trashed_at IS NULL"
 
 
 def scope_index_sql(tenant: str, user_id: str | None) -> str:
     """The statement that builds a scope's HNSW index (cosine) without blocking writes."""
-    predicate = _scope_predicate(tenant, user_id).replace("m.", "")
+    predicate = _scope_predicate(tenant, user_id, alias="")
     return (f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {scope_index_name(tenant, user_id)} ON memories "
             f"USING hnsw (embedding vector_cosine_ops) WHERE {predicate}")
 

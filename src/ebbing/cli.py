@@ -848,6 +848,43 @@ def bench_graph(
     _print_json(result) if as_json else out.print(bench.render(result))
 
 
+@bench_app.command("peers")
+def bench_peers(
+    sizes: Annotated[str, typer.Option("--sizes", help="Store sizes in records, comma-separated.")] = "10000,100000",
+    users: Annotated[int, typer.Option("--users", help="Users the records are spread over.")] = 100,
+    queries: Annotated[int, typer.Option("--queries", help="Per-user searches to time at each size.")] = 200,
+    adds: Annotated[int, typer.Option("--adds", help="Single adds to time at each size.")] = 200,
+    systems: Annotated[str, typer.Option("--systems", help="Which systems, comma-separated.")] =
+        "ebbing,mem0,chroma,langgraph",
+    budget: Annotated[float, typer.Option("--budget", help="Seconds of searches per system and size.")] = 60.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ebbing beside mem0 OSS, Chroma and LangGraph's store on the same texts and vectors, in one process."""
+    from ebbing.bench import peers as bench
+    from ebbing.bench.peer_systems import NAMES
+
+    try:
+        chosen = [int(part) for part in sizes.split(",")]
+    except ValueError:
+        raise InvalidInput("sizes", f"{sizes!r}: use record counts such as 10000,100000") from None
+    if not chosen or min(chosen) < users or users < 1:
+        raise InvalidInput("sizes", f"every size must be at least --users ({users}), and --users at least 1")
+    names = [part.strip() for part in systems.split(",") if part.strip()]
+    unknown = sorted(set(names) - set(NAMES))
+    if unknown or "ebbing" not in names:
+        raise InvalidInput("systems", f"choose among {', '.join(NAMES)}, ebbing included (the baseline of "
+                                      f"every ratio); unknown: {', '.join(unknown) or 'none'}")
+    if queries < 1 or adds < 1 or budget <= 0:
+        raise InvalidInput("queries", "--queries and --adds must be at least 1 and --budget above 0")
+    result = bench.run(chosen, users=users, queries=queries, adds=adds, systems=names, progress=not as_json,
+                       budget=budget)
+    if as_json:
+        _print_json(result)
+    else:
+        for table in bench.render(result):
+            out.print(table)
+
+
 @bench_app.command("sweep")
 def bench_sweep(
     records: Annotated[int, typer.Option("--records", help="How many synthetic records.")] = 1_000_000,

@@ -16,6 +16,7 @@ import pytest
 from ebbing.embed.base import normalise
 from ebbing.model import Kind, MemoryRecord, Priority, Scope, content_hash, new_id
 from ebbing.store.postgres import PostgresStore
+from ebbing.store.postgres_scopes import search_width
 from ebbing.store.postgres_search import scope_index_name, vector_sql
 from ebbing.text.terms import terms
 
@@ -155,8 +156,8 @@ def test_a_purge_that_empties_a_scope_drops_its_index(filled: tuple[PostgresStor
 def test_a_build_held_up_by_an_open_transaction_gives_way_and_is_made_later(
         filled: tuple[PostgresStore, dict], pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     store, by_user = filled
-    monkeypatch.setattr("ebbing.store.postgres.INDEX_WAIT_MS", 300)
-    monkeypatch.setattr("ebbing.store.postgres.RECHECK_EVERY", 1)
+    monkeypatch.setattr("ebbing.store.postgres_scopes.INDEX_WAIT_MS", 300)
+    monkeypatch.setattr("ebbing.store.postgres_scopes.RECHECK_EVERY", 1)
     records = by_user[BIG]
     vector = np.asarray(records[7].embedding)
     with psycopg.connect(pg_url) as other:  # a transaction left open elsewhere, which the build must wait for
@@ -167,3 +168,27 @@ def test_a_build_held_up_by_an_open_transaction_gives_way_and_is_made_later(
     keys = store.vector_search(Scope("default", BIG), vector, 10, None)  # the next check builds it
     assert _index_ready(pg_url, BIG)
     assert _ids(store, keys)[0] == records[7].id
+
+
+def test_the_search_width_grows_with_the_scope() -> None:
+    assert [search_width(n, 100) for n in (1_000, 20_000, 50_000, 100_000, 300_000, 10**7)] == \
+        [100, 100, 100, 200, 600, 1_000]  # pgvector's largest hnsw.ef_search is 1,000
+
+
+def test_a_scope_wider_than_the_base_searches_its_graph_that_wide_and_only_it(pg_url: str) -> None:
+    store = PostgresStore(pg_url, dimensions=DIM, index_from=500, ef_search=1)  # a base width of 1: any scope exceeds it
+    try:
+        rng = np.random.default_rng(12)
+        records = _records(BIG, _clustered(rng, 1_200))
+        store.insert(records, [terms(r.text) for r in records], [])
+        scope = Scope("default", BIG)
+        store.vector_search(scope, np.asarray(records[0].embedding), 10, None)  # builds the index
+        store.scopes.searches.clear()  # the next search reads the built index's size
+        for pick in rng.choice(len(records), size=10, replace=False):
+            vector = np.asarray(records[pick].embedding)
+            assert _ids(store, store.vector_search(scope, vector, 10, None))[0] == records[pick].id
+            assert store.search_candidates(scope, [], vector, 10, None)
+        assert store.scopes.widths[("default", BIG)] == 2  # 1,200 records over 500 a step
+        assert store._rows("SHOW hnsw.ef_search")[0][0] == "1"  # set for the search's own transaction only
+    finally:
+        store.close()

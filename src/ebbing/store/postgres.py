@@ -46,17 +46,16 @@ from ebbing.store.postgres_rows import (
     WRITABLE,
     Connection,
     archive_rows,
+    first_line,
     record_from_row,
     window_sql,
 )
 from ebbing.store.postgres_schema import migrate
+from ebbing.store.postgres_scopes import ScopeIndexes
 from ebbing.store.postgres_search import (
     INDEX_FROM,
     candidates_sql,
     keyword_sql,
-    scope_index_name,
-    scope_index_sql,
-    scope_size_sql,
     search_sql,
     user_clause,
     vector_sql,
@@ -65,8 +64,6 @@ from ebbing.store.reviews import COLUMNS as REVIEW_COLUMNS
 from ebbing.store.reviews import review_from, review_values
 from ebbing.store.sqlite import jitter
 
-INDEX_WAIT_MS = 10_000  # how long building or dropping a scope's vector index waits for open transactions
-RECHECK_EVERY = 500  # a small scope's size is checked again after this many of its searches in one process
 log = logging.getLogger(__name__)
 
 CLIENT_CHECK_MS = 1000  # how often a busy backend checks that its client is still there
@@ -191,10 +188,6 @@ class PostgresStore:
         self.url = url
         self.max_term_docs = max_term_docs
         self.index_from = index_from
-        # Scopes known to have their own HNSW index, and for the others how many of their searches this process
-        # has made: a scope's size is checked on its first search and every RECHECK_EVERY after.
-        self._indexed: set[tuple[str, str | None]] = set()
-        self._unindexed_searches: dict[tuple[str, str | None], int] = {}
         self._ef_search = ef_search
         conn = connect(url)
         try:
@@ -210,6 +203,8 @@ class PostgresStore:
         self._sweeper = _Link(self._open)  # opened by the first in-database sweep
         self._lock = threading.RLock()
         self._reader_lock = threading.Lock()
+        # Which big scopes have their own HNSW index, and how wide their searches are (`postgres_scopes`).
+        self.scopes = ScopeIndexes(url, self._rows, connect, index_from, ef_search)
 
     def _open(self) -> Connection:
         return self._ready(connect(self.url))
@@ -219,7 +214,7 @@ class PostgresStore:
             self._prepare(conn)
         except psycopg.OperationalError as exc:
             conn.close()
-            raise StoreError(f"cannot prepare a connection to PostgreSQL: {_first_line(exc)}") from None
+            raise StoreError(f"cannot prepare a connection to PostgreSQL: {first_line(exc)}") from None
         except BaseException:
             conn.close()
             raise
@@ -258,10 +253,10 @@ class PostgresStore:
             if _lost(exc):
                 for link in links or (self._main,):
                     link.discard()
-                raise StoreError(f"lost the connection to PostgreSQL mid-call ({_first_line(exc)}): what the call "
+                raise StoreError(f"lost the connection to PostgreSQL mid-call ({first_line(exc)}): what the call "
                                  "had not committed is rolled back, and the next call reconnects",
                                  transient=True) from None
-            raise StoreError(f"PostgreSQL could not finish the call: {_first_line(exc)}") from None
+            raise StoreError(f"PostgreSQL could not finish the call: {first_line(exc)}") from None
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
@@ -382,65 +377,21 @@ class PostgresStore:
         return [row[0] for row in rows]
 
     def vector_search(self, scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None) -> list[int]:
-        indexed = self._scope_indexed(scope)
-        return [row[0] for row in self._rows(*vector_sql(scope, vector, limit, filters, indexed=indexed))]
+        width = self.scopes.width(scope)
+        query = vector_sql(scope, vector, limit, filters, indexed=width is not None)
+        return [row[0] for row in self._search_rows(width, *query)]
 
-    def _scope_indexed(self, scope: Scope) -> bool:
-        """Whether the scope has its own HNSW index; on a scope's first search in this process, and every
-        RECHECK_EVERY after, its size is checked and the index built (concurrently, writes go on) once it holds
-        `index_from` live records. Until then the exact scan answers, exactly."""
-        key = (scope.tenant, scope.user_id)
-        if key in self._indexed:
-            return True
-        done = self._unindexed_searches.get(key, 0)
-        self._unindexed_searches[key] = done + 1
-        if done % RECHECK_EVERY:
-            return False
-        size, ready = self._rows(*scope_size_sql(scope, self.index_from))[0]
-        if not ready and size >= self.index_from:
-            ready = self._build_index(scope)
-        if ready:
-            self._indexed.add(key)
-            self._unindexed_searches.pop(key, None)
-        return bool(ready)
-
-    def _build_index(self, scope: Scope) -> bool:
-        """Build the scope's HNSW index on a connection of its own (CREATE INDEX CONCURRENTLY cannot run in a
-        transaction and waits for the others); False, and the exact scan goes on, if it could not."""
-        name = scope_index_name(scope.tenant, scope.user_id)
-        try:
-            with connect(self.url) as conn:
-                # The build waits for every transaction already open on the table; one left open elsewhere must
-                # not hold this search for long. A build cut short leaves an invalid index, rebuilt next time.
-                conn.execute(f"SET lock_timeout = {INDEX_WAIT_MS}")
-                # A build interrupted before (killed, cancelled) leaves an invalid index of this name behind.
-                row = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)",
-                                   (name,)).fetchone()
-                if row is not None and not row[0]:
-                    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
-                conn.execute(scope_index_sql(scope.tenant, scope.user_id).encode())
-                row = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)",
-                                   (name,)).fetchone()
-        except (psycopg.Error, StoreError) as exc:
-            log.warning("could not build the vector index of %s/%s: %s", scope.tenant, scope.user_id,
-                        _first_line(exc))
-            return False
-        return row is not None and bool(row[0])
-
-    def _drop_emptied_indexes(self, scopes: set[tuple[str, str | None]]) -> None:
-        """Drop the HNSW index of each scope a purge left without records: its predicate names the user."""
-        for tenant, user_id in scopes:
-            user, params = user_clause(user_id)
-            name = scope_index_name(tenant, user_id)
-            if self._rows("SELECT to_regclass(%s) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memories WHERE "
-                          f"tenant = %s AND {user})", (name, tenant, *params))[0][0]:
-                self._indexed.discard((tenant, user_id))
-                try:
-                    with connect(self.url) as conn:
-                        conn.execute(f"SET lock_timeout = {INDEX_WAIT_MS}")
-                        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
-                except (psycopg.Error, StoreError) as exc:
-                    log.warning("could not drop the vector index %s of an emptied scope: %s", name, _first_line(exc))
+    def _search_rows(self, width: int | None, sql: str, params: Sequence[Any], *, binary: bool = False
+                     ) -> list[tuple[Any, ...]]:
+        """A search statement's rows; a scope wider than the store's base width searches its graph that wide, in
+        a transaction of its own (`SET LOCAL`), so the next search starts from the base width again."""
+        if width is None or width == self._ef_search:
+            return self._rows(sql, params, binary=binary)
+        with self._lock, self._guard():
+            conn = self._main.get()
+            with conn.transaction():
+                conn.execute(f"SET LOCAL hnsw.ef_search = {int(width)}")
+                return conn.execute(sql.encode(), params, binary=binary).fetchall()
 
     def candidates(self, keys: Sequence[int]) -> list[Candidate]:
         if not keys:
@@ -451,9 +402,10 @@ class PostgresStore:
     def search_candidates(self, scope: Scope, terms: Sequence[str], vector: np.ndarray, limit: int,
                           filters: dict[str, Any] | None) -> list[Candidate]:
         """`candidates` of what `vector_search` and `keyword_search` find, in one statement: one round trip."""
-        indexed = self._scope_indexed(scope)
-        return _candidates(self._rows(*search_sql(scope, terms, vector, limit, filters, self.max_term_docs,
-                                                  indexed=indexed), binary=True))
+        width = self.scopes.width(scope)
+        return _candidates(self._search_rows(width, *search_sql(scope, terms, vector, limit, filters,
+                                                                self.max_term_docs, indexed=width is not None),
+                                             binary=True))
 
     def fetch(self, keys: Sequence[int]) -> dict[int, MemoryRecord]:
         if not keys:
@@ -808,7 +760,7 @@ class PostgresStore:
             conn.execute(b"UPDATE events SET reason = '' WHERE tenant = %s AND memory_id = ANY(%s)",
                          (tenant, list(ids)))
             self.insert_events(conn, tenant, events)
-        self._drop_emptied_indexes(scopes)
+        self.scopes.drop_emptied(scopes)
 
     def scrub(self) -> None:
         """Vacuum the tables that held erased rows, so their dead tuples are no longer reachable."""
@@ -831,12 +783,6 @@ class PostgresStore:
         with self._lock, self._reader_lock:
             for link in (self._reader, self._main, self._sweeper):
                 link.close()
-
-
-def _first_line(exc: BaseException) -> str:
-    """A driver error's first line: the server's message, without its context lines and libpq's hints."""
-    lines = str(exc).strip().splitlines()
-    return lines[0].strip() if lines else type(exc).__name__
 
 
 def _candidates(rows: Sequence[Sequence[Any]]) -> list[Candidate]:

@@ -16,6 +16,12 @@ from ebbing.model import Kind, MemoryRecord, Priority, Tier, when
 Connection = psycopg.Connection[tuple[Any, ...]]
 LIVE = "('hot', 'warm')"
 
+
+def first_line(exc: BaseException) -> str:
+    """A driver error's first line: the server's message, without its context lines and libpq's hints."""
+    lines = str(exc).strip().splitlines()
+    return lines[0].strip() if lines else type(exc).__name__
+
 FIELDS = (
     "seq", "id", "tenant", "user_id", "agent_id", "session_id", "text", "kind", "importance", "priority", "pinned",
     "held", "security", "tier", "created_at", "updated_at", "last_accessed_at", "access_count", "update_count",

@@ -83,12 +83,15 @@ def scope_index_sql(tenant: str, user_id: str | None) -> str:
 
 
 def scope_size_sql(scope: Scope, cap: int) -> tuple[str, list[Any]]:
-    """The scope's live records counted up to `cap`, and whether its HNSW index exists and is ready."""
+    """The scope's live records counted up to `cap`, whether its HNSW index exists and is ready, and the index's
+    row count as the planner knows it (`reltuples`: set by the build, refreshed by vacuum and analyze)."""
     user, params = user_clause(scope.user_id)
+    name = scope_index_name(scope.tenant, scope.user_id)
     return ("SELECT (SELECT count(*) FROM (SELECT 1 FROM memories WHERE tenant = %s AND " + user +
             " AND trashed_at IS NULL LIMIT %s) c), coalesce((SELECT indisvalid FROM pg_index "
-            "WHERE indexrelid = to_regclass(%s)), false)",
-            [scope.tenant, *params, cap, scope_index_name(scope.tenant, scope.user_id)])
+            "WHERE indexrelid = to_regclass(%s)), false), "
+            "coalesce((SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)), 0)",
+            [scope.tenant, *params, cap, name, name])
 
 
 def vector_sql(scope: Scope, vector: np.ndarray, limit: int, filters: dict[str, Any] | None, *,

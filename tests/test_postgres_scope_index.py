@@ -176,7 +176,7 @@ def test_the_search_width_grows_with_the_scope() -> None:
 
 
 def test_a_scope_wider_than_the_base_searches_its_graph_that_wide_and_only_it(pg_url: str) -> None:
-    store = PostgresStore(pg_url, dimensions=DIM, index_from=500, ef_search=1)  # a base width of 1: any scope exceeds it
+    store = PostgresStore(pg_url, dimensions=DIM, index_from=500, ef_search=1)  # base width 1: any scope exceeds it
     try:
         rng = np.random.default_rng(12)
         records = _records(BIG, _clustered(rng, 1_200))

@@ -180,12 +180,15 @@ def test_a_scope_index_keeps_terms_only_while_it_knows_them_all_and_is_small(mon
     index = scope_index.ScopeIndex()
     vectors = np.eye(4, dtype=np.float32)
     index.append([10, 11], vectors[:2], [["kayak", "lake"], ["tent"]])
-    assert index.holding(["lake", "tent", "moon"], 5) == [10, 11] and index.documents("kayak") == 1
-    assert index.holding(["lake", "tent"], 1) is None  # more than the limit: only bm25 can choose
+    assert index.matching(["lake", "tent", "moon"], 5, 500) == [10, 11] and index.matching(["moon"], 5, 500) == []
+    assert index.matching(["lake", "tent"], 1, 500) is None  # more than the limit: only bm25 can choose
     index.append([12, 13], vectors[2:], [["kayak"], ["kayak", "moon"]])
-    assert index.holding(["moon"], 5) == [13] and index.documents("kayak") == 3
+    assert index.matching(["moon"], 5, 500) == [13] and index.matching(["kayak"], 5, 500) == [10, 12, 13]
+    # in a scope larger than max_docs, a word more records hold than that is left out, as FTS leaves it out
+    assert index.matching(["kayak", "moon"], 5, 2) == [13] and index.matching(["kayak"], 5, 2) == []
+    assert index.matching(["kayak", "tent"], 5, 4) == [10, 11, 12, 13]  # the scope is not larger: all count
     index.append([14], vectors[:1], [["lake"]])  # past TERMS_UP_TO: the FTS index answers from here on
-    assert not index.has_terms and index.holding(["lake"], 5) is None and index.size == 5
+    assert not index.has_terms and index.matching(["lake"], 5, 500) is None and index.size == 5
     unknown = scope_index.ScopeIndex()
     unknown.append([1], vectors[:1], None)
-    assert not unknown.has_terms and unknown.holding(["lake"], 5) is None
+    assert not unknown.has_terms and unknown.matching(["lake"], 5, 500) is None

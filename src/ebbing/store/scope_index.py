@@ -16,6 +16,7 @@ was loaded.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -49,17 +50,24 @@ class ScopeIndex(ScopeVectors):
     def has_terms(self) -> bool:
         return self._terms is not None
 
-    def documents(self, word: str) -> int:
-        """How many of the scope's records hold `word`."""
-        return sum(word in held for held in self._terms) if self._terms is not None else 0
-
-    def holding(self, words: Sequence[str], limit: int) -> list[int] | None:
-        """Keys of the records holding any of `words`, or None when more than `limit` do (or terms are unknown):
-        then only a ranking can choose among them."""
+    def matching(self, words: Sequence[str], limit: int, max_docs: int) -> list[int] | None:
+        """Keys of the records holding any of the words a keyword search would use, or None when more than `limit`
+        do (or terms are unknown): then only a ranking can choose among them. A word counts if a record holds it
+        and, in a scope of more than `max_docs` records, no more than `max_docs` do (as the FTS side leaves out a
+        term that common). One pass over the rows for all the words: a query's words are tried against each
+        row's terms by hash, not each word against every row's terms in turn."""
         if self._terms is None:
             return None
         wanted = frozenset(words)
-        rows = [row for row, held in enumerate(self._terms) if not wanted.isdisjoint(held)]
+        matched: list[tuple[int, frozenset[str]]] = []
+        counts: Counter[str] = Counter()
+        for row, held in enumerate(self._terms):
+            if not wanted.isdisjoint(held):
+                common = wanted.intersection(held)
+                matched.append((row, common))
+                counts.update(common)
+        usable = {w for w, n in counts.items() if self.size <= max_docs or n <= max_docs}
+        rows = [row for row, common in matched if not common.isdisjoint(usable)]
         if len(rows) > limit:
             return None
         keys = self._keys[: self.size]

@@ -497,10 +497,7 @@ class SQLiteStore:
             self._fresh()
             if self._vectors.get((scope.tenant, scope.user_id)) is not loaded:  # another connection wrote
                 return None
-            usable = [t for t in dict.fromkeys(terms)
-                      if (count := loaded.documents(t)) > 0 and (loaded.size <= self.max_term_docs
-                                                               or count <= self.max_term_docs)]
-            return loaded.holding(usable, limit) if usable else []
+            return loaded.matching(terms, limit, self.max_term_docs)
 
     def _load_vectors(self, scope: Scope) -> ScopeVectors | ScopeGraph:
         where, params = _scope_sql(Scope(scope.tenant, scope.user_id))

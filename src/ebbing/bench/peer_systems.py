@@ -1,8 +1,10 @@
 """The memory systems `ebbing bench peers` runs side by side, each behind the same small protocol.
 
-Every system is driven through its own public API only, the way its users call it, and gets its vectors from one
-lookup (text -> vector) so that no model runs inside a timed call and every system sees the same vectors:
-- **Ebbing**: `Memory` on a SQLite file (`add`, `import_jsonl`, `search` with the query's vector);
+Every timed call goes through the system's own public API, the way its users call it, and every system gets its
+vectors from one lookup (text -> vector), so that no model runs inside a timed call and all see the same vectors.
+The untimed bulk fill takes each system's fastest path (Ebbing's and mem0's straight into their stores: their
+single-record write paths store a few hundred records a second, too slow to build 100,000).
+- **Ebbing**: `Memory` on a SQLite file (`add`, `search` with the query's vector);
 - **mem0 OSS** (`mem0ai`): `Memory.from_config` with a local on-disk Qdrant and its SQLite history, `add(...,
   infer=False)` (no LLM: each message is stored as given), `search(..., filters={"user_id": ...})`. Its embedder is
   replaced by the lookup after construction; its LLM client is built (it needs a key) but never called;

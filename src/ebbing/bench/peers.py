@@ -158,7 +158,7 @@ def speed(names: Sequence[str], sizes: Sequence[int], users: int, queries: int, 
             system = make(name, folder / f"speed-{name}", lookup, dimensions)
             rows: list[dict[str, Any]] = []
             try:
-                filled, clock = 0, START
+                filled, added, clock = 0, 0, START
                 task = bar.add_task(f"{name}: building", total=largest)
                 for size, plan_adds, asked in plans:
                     began = time.perf_counter()
@@ -168,6 +168,7 @@ def speed(names: Sequence[str], sizes: Sequence[int], users: int, queries: int, 
                     fill_rate = (size - filled) / fill_seconds if fill_seconds else 0.0
                     filled = size
                     add_times = []
+                    added += len(plan_adds)
                     for text, user in plan_adds:
                         clock += 1.0
                         began = time.perf_counter()
@@ -187,7 +188,7 @@ def speed(names: Sequence[str], sizes: Sequence[int], users: int, queries: int, 
                         hits = system.search(phrase, vector, user, 10, clock)
                         search_times.append(time.perf_counter() - began)
                         found += target in hits
-                    rows.append({"records": size + len(plan_adds), "fill_records_per_s": round(fill_rate, 1),
+                    rows.append({"records": size + added, "fill_records_per_s": round(fill_rate, 1),
                                  "add_ms": _ms(add_times), "search_ms": _ms(search_times),
                                  "searches": len(search_times),
                                  "target_found": round(found / len(search_times), 4)})

@@ -225,26 +225,29 @@ def judgement(names: Sequence[str], folder: Path, uses: int = 3) -> dict[str, An
     return out
 
 
+def _with_fillers(system: PeerSystem, user: str, lang: str) -> str:
+    """`user`, who has first said the unrelated things every history starts with (so a search has others to pass)."""
+    for filler in FILLERS[lang]:
+        system.add(filler, user, START)
+    return user
+
+
 def _judge(system: PeerSystem, lookup: dict[str, Any], uses: int) -> dict[str, Any]:
     kept: dict[str, list[int]] = {}
     first: dict[str, list[str]] = {}
     for lang in ("en", "zh"):
         kept[lang] = []
         for number, sayings in enumerate(RESTATEMENTS[lang]):
-            user = f"restate-{lang}-{number}"
+            user = _with_fillers(system, f"restate-{lang}-{number}", lang)
             clock = START
-            for filler in FILLERS[lang]:
-                system.add(filler, user, clock)
             for saying in sayings:
                 clock += 2 * DAY  # said again every other day
                 system.add(saying, user, clock)
             kept[lang].append(system.count(user) - len(FILLERS[lang]))
         first[lang] = []
         for number, change in enumerate(CHANGES[lang]):
-            user = f"change-{lang}-{number}"
+            user = _with_fillers(system, f"change-{lang}-{number}", lang)
             clock = START
-            for filler in FILLERS[lang]:
-                system.add(filler, user, clock)
             system.add(change.old, user, clock)
             for _ in range(uses):  # the old value is asked about (and used) a few times
                 clock += 3 * DAY

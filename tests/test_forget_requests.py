@@ -96,6 +96,39 @@ def test_a_field_request_in_chinese_keeps_another_persons_value(smart: Memory) -
     assert _tier(smart, wife) != "trash"
 
 
+@pytest.mark.parametrize(("texts", "message", "targets"), [
+    (["My birthday is March 9, 1988.", "My husband's birthday is July 2.", "My daughter was born on April 30, 2020.",
+      "Our anniversary is September 21."], "Can you stop storing my date of birth?", [0]),
+    (["I live at 14 Alder Road, Sheffield S7 1PQ.", "My office is at 1200 NW Naito Parkway.",
+      "If anything needs posting, use 14 Alder Road, flat 2.", "My sister's address is 42 Elm St, Salem."],
+     "Please stop remembering my home address.", [0, 2]),
+    (["我家住在朝阳区安苑路15号院3号楼2单元601。", "我妈住在海淀那边，离我挺远。",
+      "网购都寄安苑路那个地址，收件人写我就行。", "我在国贸上班。"], "把我家地址删了吧。", [0, 2]),
+    (["My cell is 917-555-0126.", "My agent's number is 212-555-0110.", "My work number is 646-555-0199.",
+      "New SIM arrived, number's still 917-555-0126."], "delete my cell please", [0, 3]),
+], ids=["birthday", "address", "address-zh", "phone"])
+def test_a_field_request_finds_the_field_however_it_was_worded(smart: Memory, texts: list[str], message: str,
+                                                               targets: list[int]) -> None:
+    """The value the field names (a date of birth, a street address, a phone number) is found by its shape and
+    words, not only by the request's words; another person's value and another one of several stay."""
+    ids = _history(smart, "u", texts, [120 - 10 * i for i in range(len(texts))])
+    smart.sweep(at=T0 - timedelta(minutes=1))  # some may sit in the archive by now
+    result = smart.add(message, user_id="u", at=T0)
+    assert result.forget is not None and result.records == []
+    assert sorted(r.id for r in result.forget.forgotten) == sorted(ids[i] for i in targets)
+    assert [_tier(smart, i) == "trash" for i in ids] == [i in targets for i in range(len(ids))]
+
+
+def test_two_addresses_held_at_once_make_a_field_request_ask(smart: Memory) -> None:
+    ids = _history(smart, "u", ["Our home address is 210 Maple Ave, Evanston IL.",
+                                "We also have a lake house at 9 Shoreline Dr, Lake Geneva WI.",
+                                "I'm allergic to shrimp."], [90, 60, 10])
+    result = smart.add("Remove my address, please.", user_id="u", at=T0)
+    assert result.forget is not None and result.forget.ambiguous and result.forget.forgotten == []
+    assert set(ids[:2]) <= {h.record.id for h in result.forget.candidates}
+    assert all(_tier(smart, i) != "trash" for i in ids)
+
+
 def test_forget_that_means_the_message_just_before(smart: Memory) -> None:
     older, last = _history(smart, "u", ["I work at Acme as a data engineer.", "I think my manager is an idiot."],
                            [30, 0.001])

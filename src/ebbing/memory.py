@@ -137,7 +137,8 @@ class Memory:
                                                                                           now, goal=goal))
         self.review_queue = ReviewQueue(self.store, self.lifecycle, self.tenant)
         self.requests = Requests(self.store, self.lifecycle, self._rank_for_forget, forgetting or ForgetConfig(),
-                                 cold.clear, self.ranker.same_attribute)
+                                 cold.clear, self.ranker.same_attribute,
+                                 lambda scope: self._cold_files.archived(self.store, scope.tenant, scope.user_id))
         if privacy is not None:
             self.set_privacy(privacy)
         space = f"{embedder.name}:{embedder.dimensions}"

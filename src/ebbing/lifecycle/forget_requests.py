@@ -6,7 +6,9 @@ search finds them, by calibrated relevance over the user's live and archived rec
 - `previous`: the user's newest record, if it was said within `previous_window` of the request;
 - `entity` ("everything about Mark"): every record that names the person or thing;
 - `field`, `topic`: the records that stand out for the target: calibrated relevance at least `min_relevance`
-  and a strength (relevance before retention, on the ranking's scale) within `margin` of the best one;
+  and a strength (relevance before retention, on the ranking's scale) within `margin` of the best one; and,
+  when the target names a field (a phone number, an address, a birthday, a password ...), the user's own
+  records that hold a value of that field, however they word it (`lifecycle.forget_fields`);
 - `this` ("off the record"): nothing stored before; the message itself is not stored either;
 - `everything`: never acted on from one line of chat; it comes back ambiguous with no candidates.
 
@@ -19,17 +21,20 @@ at once when the store is in privacy mode. Records under legal hold stay and are
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Protocol
 
 from ebbing.errors import InvalidInput
 from ebbing.ingest.forget_request import ForgetRequest, search_words
 from ebbing.judgement.align import PEOPLE, PEOPLE_KEYS, align, tokens
+from ebbing.lifecycle.forget_fields import alternatives, field_of, holding
 from ebbing.lifecycle.operations import Lifecycle
-from ebbing.model import Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
-from ebbing.store.base import Facts, Reads, Views, Writes
+from ebbing.model import LIVE_TIERS, Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
+from ebbing.store.base import ColdReads, Facts, Listing, Reads, Views, Writes
 
 REASON = "asked by the user"
 _SPECIFIC = ("num", "name", "qualifier")  # what tells two things of one kind apart
@@ -38,6 +43,9 @@ _SPECIFIC = ("num", "name", "qualifier")  # what tells two things of one kind ap
 Rank = Callable[[str, Scope, int, float], list[Hit]]
 # P(two records are about the same attribute), older first (`ingest.sameness`, as the write path judges pairs).
 SameAttribute = Callable[[MemoryRecord, MemoryRecord], float]
+# A user's archived records as they are now (the parsed archive files `Memory` keeps for deep recall; shared, so
+# copied before they are handed out).
+Archived = Callable[[Scope], list[MemoryRecord]]
 
 
 @dataclass(frozen=True)
@@ -154,17 +162,20 @@ def someone_else(target: str, text: str, *, owners_only: bool = True) -> bool:
     return bool(other_wanted) and bool(other_held - other_wanted) and not other_held & other_wanted
 
 
-class RequestStore(Reads, Writes, Facts, Views, Protocol):
-    """What resolving a request reads (the newest turns, facts, history) and the audit note it writes."""
+class RequestStore(Reads, Writes, Facts, Views, Listing, ColdReads, Protocol):
+    """What resolving a request reads (the newest turns, facts, history, a user's records) and the audit note it
+    writes."""
 
 
 class Requests:
     """Acts on forget requests and `forget_matching` for one `Memory`."""
 
     def __init__(self, store: RequestStore, lifecycle: Lifecycle, rank: Rank, config: ForgetConfig,
-                 erased: Callable[[], None], same_attribute: SameAttribute | None = None) -> None:
+                 erased: Callable[[], None], same_attribute: SameAttribute | None = None,
+                 archived: Archived | None = None) -> None:
         self.store, self.lifecycle, self.rank, self.config = store, lifecycle, rank, config
         self.same_attribute = same_attribute
+        self.archived = archived
         self.erased = erased  # called after a purge: caches holding text drop it
 
     def resolve(self, request: ForgetRequest, scope: Scope, now: float) -> tuple[list[MemoryRecord], list[Hit], bool]:
@@ -198,7 +209,31 @@ class Requests:
         ambiguous = ambiguous or self._alternatives(request, chosen, scope.tenant)
         if ambiguous:
             return [], chosen, True
+        # the records that hold the field the target names; two of its values the user can hold at once ("my
+        # address": the home and the lake house) make the request ambiguous
+        chosen += self._holding_field(request, user_scope, {h.record.id for h in chosen})
+        if request.kind in ("field", "topic") and alternatives(request.target, [h.record for h in chosen]):
+            return [], chosen, True
         return [h.record for h in chosen], chosen, False
+
+    def _holding_field(self, request: ForgetRequest, scope: Scope, chosen: set[str]) -> list[Hit]:
+        """The user's records that hold the field the target names, worded in ways the ranking did not find."""
+        if request.kind not in ("field", "topic") or field_of(request.target) is None:
+            return []
+        names = names_in(request.target) if not re.search(r"[\u4e00-\u9fff]", request.target) else []
+        found = holding(request.target, self._own_records(scope), skip=tuple(chosen))
+        return [Hit(dataclasses.replace(r), 1.0, {"field": 1.0}) for r in found
+                if not _is_assistant(r) and not kept(request, r.text)
+                and (not names or any(_mentions(r.text, n) for n in names))]
+
+    def _own_records(self, scope: Scope) -> list[MemoryRecord]:
+        """A user's live and archived records (a request is rare; its target may have faded to the archive)."""
+        records = [r for r in self.store.scan(scope.tenant, scope.user_id) if r.tier in LIVE_TIERS]
+        if self.archived is not None:
+            return records + self.archived(scope)
+        for file, ids in self.store.cold_files(scope.tenant, scope.user_id).items():
+            records += self.lifecycle.read_cold(Path(file), ids)
+        return records
 
     def matching(self, query: str, scope: Scope, now: float, *, purge: bool,
                  dry_run: bool) -> tuple[ForgetOutcome, list[Event]]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ebbing.model import MemoryRecord
 from ebbing.retention.base import retention_row
+from ebbing.store.base import ColdReads
 from ebbing.store.vectors import ScopeVectors
 
 # id -> (record as archived, its keyword terms, its retention row): what ranking needs, computed once
@@ -67,6 +68,15 @@ class ColdFiles:
             _, dropped = self._files.popitem(last=False)
             self._size -= len(dropped)
         return parsed
+
+    def archived(self, store: ColdReads, tenant: str, user_id: str | None) -> list[MemoryRecord]:
+        """Every archived record of one user, as it is now, from the parsed files: reading a user's whole archive
+        costs a Parquet read only for files not parsed yet. Shared with the cache, as `records`: copy one before
+        handing it out."""
+        out = []
+        for file, ids in store.cold_files(tenant, user_id).items():
+            out += [record for record, *_ in self.records(file, store.cold(tenant, ids), ids)]
+        return out
 
 
 Located = tuple[MemoryRecord, int, list[str], tuple[Any, ...]]  # record, seq, keyword terms, retention row

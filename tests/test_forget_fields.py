@@ -29,6 +29,21 @@ def test_the_field_a_target_names(target: str, field: str | None) -> None:
     assert (found.name if found else None) == field
 
 
+@pytest.mark.parametrize(("target", "text"), [
+    ("my number plate", "That plate is gorgeous, did you make it?"),
+    ("my weight", "I've been lifting weights for a year now."),
+    ("my weight", "We weighed the pros and cons for weeks."),
+    ("my salary", "We raised money for the dog shelter, 5K run and all."),
+    ("my home address", "It was a 3 hour drive from me and worth it."),
+    ("my age", "Max the cat is already 8 years old."),
+    ("my date of birth", "She used to bake pineapple birthday cakes for me."),
+    ("my wifi password", "Hard work pays off, I'm so proud of you."),
+])
+def test_words_of_a_field_without_its_value_are_not_the_field(target: str, text: str) -> None:
+    """Conversation is full of a field's words used otherwise (a dinner plate, lifting weights, raising money)."""
+    assert holding(target, _records([text])) == []
+
+
 @pytest.mark.parametrize(("target", "texts", "taken"), [
     ("my date of birth", ["My birthday is March 9, 1988.", "My husband's birthday is July 2.",
                           "My daughter was born on April 30, 2020.", "I was born in Ohio."], [0]),

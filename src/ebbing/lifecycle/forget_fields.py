@@ -65,7 +65,7 @@ FIELDS: tuple[Field, ...] = (
     _field("email", r"e-?mail|gmail|hotmail|outlook address|邮箱|电邮|邮件地址",
            r"[\w.+-]+@[\w-]+\.[\w.]+|\[secret:email[^\]]*\]", "email e-mail mail gmail address 邮箱 电邮 地址"),
     _field("password", r"password|passcode|pass code|\bpin\b|door code|lock code|密码|口令",
-           r"\[secret:(?:password|code|pin|passcode)[^\]]*\]|password|passcode|\bpin\b|密码|口令",
+           r"\[secret:(?:password|code|pin|passcode)[^\]]*\]|password|passcode|\bpin (?:is|code)\b|密码|口令",
            "password passcode pass code pin 密码 口令"),
     _field("account",
            r"account number|bank account|bank details|routing|card number|iban|sort code|银行卡|卡号|账号|账户",
@@ -73,7 +73,8 @@ FIELDS: tuple[Field, ...] = (
            r"|(?:\baccount\b|routing|\biban\b|sort code|银行卡|卡号|账号|账户)\D{0,24}\d{4}",
            "account number bank details routing card iban sort code 银行卡 卡号 账号 账户 号", digits=True),
     _field("plate", r"number plate|licen[cs]e plate|\bplates?\b|\breg\b|car registration|车牌",
-           rf"\bplates?\b|\breg\b|车牌|\b[A-Z]{{2}}\d{{2}} ?[A-Z]{{3}}\b|[{_PROVINCES}][A-Z]·?[A-Z0-9]{{5,6}}",
+           rf"(?:\bplate|\breg\b|registration|车牌)\W{{0,12}}(?-i:[A-Z0-9][A-Z0-9 ·-]{{3,9}}[A-Z0-9])\b"
+           rf"|(?-i:\b[A-Z]{{2}}\d{{2}} ?[A-Z]{{3}}\b)|[{_PROVINCES}](?-i:[A-Z])·?[A-Z0-9]{{5,6}}",
            "number plate license licence reg registration car 车牌 号 车牌号"),
     _field("phone", r"phone|\bcell\b|mobile|手机|电话|手机号|号码",
            rf"{_PHONE}|(?:\bphone|\bcell|\bmobile|手机|电话|号码|私人号|新号|旧号)\D{{0,12}}\d{{3}}",
@@ -82,20 +83,29 @@ FIELDS: tuple[Field, ...] = (
            r"|extension|\bext\b|office line|卡|账号|账户|订单|单号|快递号|航班|座机|固话|分机|总机|前台"
            r"|(?<!\d)\d{4} \d{4} \d{4} \d{4}(?!\d)", digits=True),
     _field("birthday", r"birthday|date of birth|\bdob\b|birth ?date|\bborn\b|生日|出生",
-           r"birthday|\bborn\b.*\d|date of birth|\bdob\b|生日"
+           r"\bbirthday\b.{0,40}\d|\d.{0,24}\bbirthday\b|\bborn\b.*\d|date of birth|\bdob\b"
+           r"|生日.{0,12}[\d一二三四五六七八九十]|[\d一二三四五六七八九十].{0,12}生日"
            r"|出生.*[\d一二三四五六七八九十]|[\d一二三四五六七八九十].*出生",
            "birthday date birth dob born 生日 出生 日期"),
-    _field("age", r"\bmy age\b|how old|年龄|岁数", r"\byears? old\b|birthday|岁|生日", "age old 年龄 岁数"),
+    _field("age", r"\bmy age\b|how old|年龄|岁数",
+           r"\bI(?:'m| am)\s+(?:turning\s+)?\d{1,3}\b(?!\s*(?:foot|feet|ft|cm|kg|lbs?|pounds|%|minutes?|hours?|days?|"
+           r"weeks?|months?|miles?|km))|\bI\s+turn(?:ed|s)?\s+\d{1,3}\b|\bmy\s+\d{1,3}(?:st|nd|rd|th)\s+birthday"
+           r"|我.{0,8}[\d一二三四五六七八九十]+岁|[\d一二三四五六七八九十]+岁(?:生日|了)",
+           "age old 年龄 岁数"),
     _field("weight", r"\bweight\b|\bweigh|体重",
-           r"\bweigh|\b\d{2,3}(?:\.\d+)? ?(?:lbs?|pounds|kg|kilos?)\b(?! of)|体重|称了"
+           r"\bweigh(?:s|ed|ing)?(?: in)?(?: at)?\s+(?:about |around |like |only )?\d{2,3}\b"
+           r"|\b\d{2,3}(?:\.\d+)? ?(?:lbs?|pounds|kg|kilos?)\b(?! of)|\bdown to \d{2,3}\b"
+           r"|体重.{0,8}[\d一二三四五六七八九]|称.{0,8}[\d一二三四五六七八九十]"
            r"|(?<!买)(?<!买了)(?:\d{2,3}(?:\.\d+)?|[一二三四五六七八九]百[一二三四五六七八九十]*)(?:斤|公斤)",
            "weight weigh 体重 数字",
            r"\b(?:bag|box|sack|dog|cat|puppy|kitten|luggage|suitcase|fish|baby)\b|狗|猫|行李|箱"),
     _field("salary", r"salary|\bwages?\b|\bincome\b|\bpay\b|工资|薪水|薪资|收入|月薪|年薪",
-           r"salary|\bwages?\b|\bincome\b|\braise\b|\bpay ?rise\b|base pay|工资|薪|收入|税前|税后",
+           r"salary|\bwages?\b|\bincome\b|\b(?:got|get|getting|gave me|give me)\b.{0,12}\braise\b"
+           r"|\bpay ?(?:rise|raise)\b|base pay|\bpaycheck|\b\d+(?:\.\d+)?k (?:a year|per year|base|salary|gross)"
+           r"|工资|薪|收入|税前|税后",
            "salary wage wages income pay 工资 薪水 薪资 收入 月薪 年薪"),
     _field("address", r"address|where i live|住址|地址|住在哪|家在哪",
-           rf"\b\d+[a-z]?,? (?:[A-Z][\w'-]* ){{1,3}}(?:{_STREET})\b|\bi live (?:at|on)\b|address"
+           rf"\b\d+[a-z]?,? (?-i:(?:[A-Z][\w'-]* ){{1,3}})(?:{_STREET})\b|\bi live (?:at|on)\b|address"
            r"|[\u4e00-\u9fff]{1,6}(?:路|街|大街|大道|巷|胡同)(?:\d+号)?|\d+(?:栋|单元|号楼|号院)|住在|住址|地址",
            "address home live where 住址 地址 住 家", r"@|\[secret:email|\bweb ?address|\bip address|网址|邮箱"),
 )

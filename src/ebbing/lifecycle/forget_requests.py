@@ -162,6 +162,38 @@ def someone_else(target: str, text: str, *, owners_only: bool = True) -> bool:
     return bool(other_wanted) and bool(other_held - other_wanted) and not other_held & other_wanted
 
 
+# A newer statement said as a replacement of an older one ("rescheduled to the 21st", "改到周四"): one thing, moved.
+_REPLACES = re.compile(r"\b(?:now|new|changed?|switched|moved|instead|rescheduled|pushed|postponed|updated|"
+                       r"replaced|no longer|anymore)\b|改|换|搬|现在|新的|推迟|延期|提前", re.I)
+_DEFINITE = re.compile(r"^\s*(?:the|that|this)\s+(?P<head>[A-Za-z][\w'-]*)\s*$", re.I)
+
+
+def instances(request: ForgetRequest, chosen: Sequence[Hit]) -> bool:
+    """Does "the appointment" (one thing, named by its kind alone) fit two of them: two records that both say
+    "appointment" but share no number or name (the dentist on the 14th, the dermatologist on the 21st), the newer
+    not said as a change of the older? Then the words do not say which, and the agent should ask. "My divorce"
+    names the user's one divorce, whose facts differ in every number and name: only "the/that/this" count."""
+    if request.kind not in ("field", "topic"):
+        return False
+    match = _DEFINITE.match(request.target)
+    if not match:
+        return False
+    head = {t.key for t in tokens(match.group("head")) if t.tag in ("word", "name")}
+    if not head:
+        return False
+    naming = sorted((h.record for h in chosen if head & {t.key for t in tokens(h.record.text)}),
+                    key=lambda r: r.created_at)
+    for i, older in enumerate(naming):
+        for newer in naming[i + 1:]:
+            pair = align(older.text, newer.text)
+            values = ("num", "name")
+            shared = (pair.keys("old", *values) & pair.keys("new", *values)) - head
+            if pair.only("old", *values) and pair.only("new", *values) and not shared \
+                    and not _REPLACES.search(newer.text):
+                return True
+    return False
+
+
 class RequestStore(Reads, Writes, Facts, Views, Listing, ColdReads, Protocol):
     """What resolving a request reads (the newest turns, facts, history, a user's records) and the audit note it
     writes."""
@@ -206,7 +238,7 @@ class Requests:
                     if hit.record.id not in seen:
                         seen.add(hit.record.id)
                         chosen.append(hit)
-        ambiguous = ambiguous or self._alternatives(request, chosen, scope.tenant)
+        ambiguous = ambiguous or self._alternatives(request, chosen, scope.tenant) or instances(request, chosen)
         if ambiguous:
             return [], chosen, True
         # the records that hold the field the target names; two of its values the user can hold at once ("my

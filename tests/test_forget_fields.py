@@ -80,8 +80,9 @@ def test_records_holding_the_field_and_those_kept_out(target: str, texts: list[s
      False),  # the old one and its successor: both go
     ("我的手机号", ["我手机号是138 1234 5678，有事打这个", "换了个新号，186 2233 4455，旧的不用了"], False),
     ("my weight", ["Weighed in at 198 this morning!", "Down to 189 lbs."], False),  # one value over time
+    ("my cell", ["My cell is 917-555-0126.", "Got a second cell for travel, 646-555-0199."], True),  # "got": no change
     ("the wifi password", ["Home wifi password is [secret:password#61f0].", "Door code is [secret:code#aa11]."], False),
 ], ids=["two-addresses", "two-passwords-zh", "two-cards-zh", "same-address", "moved", "new-number-zh", "weight",
-        "said-which"])
+        "second-phone", "said-which"])
 def test_two_values_held_at_once_make_the_request_ask(target: str, texts: list[str], ask: bool) -> None:
     assert alternatives(target, _records(texts)) is ask

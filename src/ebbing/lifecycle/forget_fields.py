@@ -44,6 +44,10 @@ class Field:
 
 
 _DIGIT = re.compile(r"\d|\[secret:")
+# A newer statement said as a replacement of an older one ("moved", "rescheduled to the 21st", "换了个新号"): one
+# thing with a new value, not a second one.
+REPLACES = re.compile(r"\b(?:now|new|changed?|switched|moved|instead|rescheduled|pushed|postponed|updated|"
+                      r"replaced|no longer|anymore)\b|改|换|搬|现在|新的|推迟|延期|提前", re.I)
 
 
 def _field(name: str, asked: str, held: str, words: str, unless: str | None = None, *, digits: bool = False) -> Field:
@@ -209,7 +213,7 @@ def holding(target: str, records: Iterable[MemoryRecord], *, skip: Sequence[str]
 def alternatives(target: str, records: Sequence[MemoryRecord]) -> bool:
     """Do the records hold two values of the field the target names that can both be the user's at once ("my
     address": the home and the lake house; "我的密码": the wifi's and the door's), when the target does not say
-    which one? A newer value said as a change ("moved", "new", "换了") replaces the older one and is no
+    which one? A newer value said as a change (`REPLACES`: "moved", "new", "换了") replaces the older one and is no
     alternative to it; neither is the same value said again, in more or fewer words ("14 Alder Road, flat 2")."""
     target = re.split(r"\s[—–-]\s|[;(（，。,.!?！？]", target)[0]
     field = field_of(target)
@@ -226,6 +230,6 @@ def alternatives(target: str, records: Sequence[MemoryRecord]) -> bool:
             shared = ((pair.keys("old", "num", "name") & new_keys) | (pair.keys("new", "num", "name") & old_keys)) \
                 - field.words
             if pair.only("old", "num", "name") and pair.only("new", "num", "name") and not shared \
-                    and not pair.only("new", "cue"):
+                    and not REPLACES.search(newer.text):
                 return True
     return False

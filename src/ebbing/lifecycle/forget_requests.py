@@ -31,7 +31,7 @@ from typing import Protocol
 from ebbing.errors import InvalidInput
 from ebbing.ingest.forget_request import ForgetRequest, search_words
 from ebbing.judgement.align import PEOPLE, PEOPLE_KEYS, align, tokens
-from ebbing.lifecycle.forget_fields import alternatives, field_of, holding
+from ebbing.lifecycle.forget_fields import REPLACES, alternatives, field_of, holding
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.model import LIVE_TIERS, Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
 from ebbing.store.base import ColdReads, Facts, Listing, Reads, Views, Writes
@@ -162,9 +162,6 @@ def someone_else(target: str, text: str, *, owners_only: bool = True) -> bool:
     return bool(other_wanted) and bool(other_held - other_wanted) and not other_held & other_wanted
 
 
-# A newer statement said as a replacement of an older one ("rescheduled to the 21st", "改到周四"): one thing, moved.
-_REPLACES = re.compile(r"\b(?:now|new|changed?|switched|moved|instead|rescheduled|pushed|postponed|updated|"
-                       r"replaced|no longer|anymore)\b|改|换|搬|现在|新的|推迟|延期|提前", re.I)
 _DEFINITE = re.compile(r"^\s*(?:the|that|this)\s+(?P<head>[A-Za-z][\w'-]*)\s*$", re.I)
 
 
@@ -189,7 +186,7 @@ def instances(request: ForgetRequest, chosen: Sequence[Hit]) -> bool:
             values = ("num", "name")
             shared = (pair.keys("old", *values) & pair.keys("new", *values)) - head
             if pair.only("old", *values) and pair.only("new", *values) and not shared \
-                    and not _REPLACES.search(newer.text):
+                    and not REPLACES.search(newer.text):
                 return True
     return False
 

@@ -37,6 +37,7 @@ from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_has
 from ebbing.recall.search import Background, is_cjk
 from ebbing.retention.base import MARKED_IMPORTANCE
 from ebbing.store.base import Closing, FactRow, Facts, Meta, Reads, ReviewRow, SealedSecret, Search, Writes
+from ebbing.text.placeholders import untagged
 from ebbing.text.slots import same_slot, slot_head
 from ebbing.text.terms import terms
 
@@ -142,7 +143,9 @@ class Ingest:
                  extractor: FactExtractor | None = None, box: SecretBox | None = None, actor: str = "api",
                  judge: PairJudge | None = None, embedder: str = "", salience: SalienceModel | None = None,
                  sameness: SamenessModel | None = None) -> None:
-        self.store, self.embed, self.background, self.config = store, embed, background, config
+        self.store, self.background, self.config = store, background, config
+        # a placeholder's tag is random per store, not meaning (`text.placeholders`)
+        self.embed: Callable[[list[str]], np.ndarray] = lambda texts: embed([untagged(t) for t in texts])
         self.embedder = embedder  # "name:dimensions": the models' probes apply to the embedder they were fitted on
         self.salience = salience or (shipped_salience() if config.salience else None)
         self.sameness = sameness or shipped_sameness()

@@ -21,6 +21,7 @@ from ebbing.recall.search import Background, Scored, SearchConfig, is_cjk, score
 from ebbing.retention.base import RETENTION_COLUMNS, RecordBatch, RetentionPolicy
 from ebbing.store.base import Candidate, ColdReads, Facts, GathersCandidates, Reads, Search
 from ebbing.store.filters import matches
+from ebbing.text.placeholders import untagged
 from ebbing.text.terms import query_terms
 
 STALE_WEIGHT = 0.5  # a fact that has a newer value ranks at half its weight
@@ -130,7 +131,7 @@ class Ranker:
 
     def same_attribute(self, older: MemoryRecord, newer: MemoryRecord) -> float:
         """P(the two are one attribute), as the write path's judge reads a pair (ebbing.judgement.sameness)."""
-        vectors = [r.embedding if r.embedding is not None else self.embedder.embed([r.text])[0]
+        vectors = [r.embedding if r.embedding is not None else self.embedder.embed([untagged(r.text)])[0]
                    for r in (older, newer)]
         z = float(self.background().pairs(np.stack(vectors), np.array([is_cjk(older.text),
                                                                        is_cjk(newer.text)]))[0, 1])

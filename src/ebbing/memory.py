@@ -137,8 +137,9 @@ class Memory:
                                                                                           now, goal=goal))
         self.review_queue = ReviewQueue(self.store, self.lifecycle, self.tenant)
         self.requests = Requests(self.store, self.lifecycle, self._rank_for_forget, forgetting or ForgetConfig(),
-                                 cold.clear, self.ranker.same_attribute,
-                                 lambda scope: self._cold_files.archived(self.store, scope.tenant, scope.user_id))
+                                 cold.clear, lambda scope: self._cold_files.archived(self.store, scope.tenant,
+                                                                                     scope.user_id),
+                                 self.ranker.same_attribute)
         if privacy is not None:
             self.set_privacy(privacy)
         space = f"{embedder.name}:{embedder.dimensions}"

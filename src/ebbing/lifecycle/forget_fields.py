@@ -125,9 +125,25 @@ _SUBJECT = re.compile(r"^\s*(?:my|our)\s+(?P<who>\w+)(?:\s+(?P<next>\w+))?"
                       r"|^\s*(?:我|我们)(?:的|家)?(?P<zh>[\u4e00-\u9fff]{1,3})", re.I)
 
 
+def head(target: str) -> str:
+    """What a target names before any exception or aside: "my mobile — the work one can stay" -> "my mobile"."""
+    return re.split(r"\s[—–-]\s|[;(（，。,.!?！？]", target)[0]
+
+
 def field_of(target: str) -> Field | None:
-    """The field a request's target names, if it names one."""
-    return next((f for f in FIELDS if f.asked.search(target)), None)
+    """The field a request's target names (in its `head`), if it names one."""
+    return next((f for f in FIELDS if f.asked.search(head(target))), None)
+
+
+def two_values(older: str, newer: str, own: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Do two statements hold two different things of one kind: each has a number or name the other lacks, none in
+    common (`own` words, such as a field's "卡号", are no value), and the newer is not said as a replacement of the
+    older (`REPLACES`)? "14 Alder Road" said twice, or "Ally" as a name in one and a word in the other, is one."""
+    pair = align(older, newer)
+    old_keys, new_keys = pair.keys("old", *CONTENT), pair.keys("new", *CONTENT)
+    shared = ((pair.keys("old", "num", "name") & new_keys) | (pair.keys("new", "num", "name") & old_keys)) - own
+    return bool(pair.only("old", "num", "name") and pair.only("new", "num", "name")) and not shared \
+        and not REPLACES.search(newer)
 
 
 def _someone_elses(target: str, text: str) -> bool:
@@ -191,7 +207,7 @@ def _words(text: str, field: Field) -> set[str]:
 def holding(target: str, records: Iterable[MemoryRecord], *, skip: Sequence[str] = ()) -> list[MemoryRecord]:
     """The records that hold the field `target` names and are the user's own (see the module's doc); nothing
     when the target names no known field. `skip`: ids already chosen or not to be taken."""
-    target = re.split(r"\s[—–-]\s|[;(（，。,.!?！？]", target)[0]  # "my mobile — the work one can stay"
+    target = head(target)
     field = field_of(target)
     if field is None:
         return []
@@ -215,21 +231,11 @@ def alternatives(target: str, records: Sequence[MemoryRecord]) -> bool:
     address": the home and the lake house; "我的密码": the wifi's and the door's), when the target does not say
     which one? A newer value said as a change (`REPLACES`: "moved", "new", "换了") replaces the older one and is no
     alternative to it; neither is the same value said again, in more or fewer words ("14 Alder Road, flat 2")."""
-    target = re.split(r"\s[—–-]\s|[;(（，。,.!?！？]", target)[0]
+    target = head(target)
     field = field_of(target)
     if field is None or not field.several or _which(target) or _words(target, field):
         return False
     held = sorted((r for r in records if field.holds(r.text) and not _someone_elses(target, r.text)),
                   key=lambda r: r.created_at)
-    for i, older in enumerate(held):
-        for newer in held[i + 1:]:
-            pair = align(older.text, newer.text)
-            # "14 Alder Road" (or "Ally") in both, as a name or a word: one value; the field's own words ("卡号")
-            # are no value
-            old_keys, new_keys = pair.keys("old", *CONTENT), pair.keys("new", *CONTENT)
-            shared = ((pair.keys("old", "num", "name") & new_keys) | (pair.keys("new", "num", "name") & old_keys)) \
-                - field.words
-            if pair.only("old", "num", "name") and pair.only("new", "num", "name") and not shared \
-                    and not REPLACES.search(newer.text):
-                return True
-    return False
+    return any(two_values(older.text, newer.text, field.words)
+               for i, older in enumerate(held) for newer in held[i + 1:])

@@ -25,16 +25,15 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Protocol
 
 from ebbing.errors import InvalidInput
 from ebbing.ingest.forget_request import ForgetRequest, search_words
 from ebbing.judgement.align import PEOPLE, PEOPLE_KEYS, align, tokens
-from ebbing.lifecycle.forget_fields import REPLACES, alternatives, field_of, holding
+from ebbing.lifecycle.forget_fields import alternatives, field_of, holding, two_values
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.model import LIVE_TIERS, Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
-from ebbing.store.base import ColdReads, Facts, Listing, Reads, Views, Writes
+from ebbing.store.base import Facts, Listing, Reads, Views, Writes
 
 REASON = "asked by the user"
 _SPECIFIC = ("num", "name", "qualifier")  # what tells two things of one kind apart
@@ -180,18 +179,10 @@ def instances(request: ForgetRequest, chosen: Sequence[Hit]) -> bool:
         return False
     naming = sorted((h.record for h in chosen if head & {t.key for t in tokens(h.record.text)}),
                     key=lambda r: r.created_at)
-    for i, older in enumerate(naming):
-        for newer in naming[i + 1:]:
-            pair = align(older.text, newer.text)
-            values = ("num", "name")
-            shared = (pair.keys("old", *values) & pair.keys("new", *values)) - head
-            if pair.only("old", *values) and pair.only("new", *values) and not shared \
-                    and not REPLACES.search(newer.text):
-                return True
-    return False
+    return any(two_values(older.text, newer.text, head) for i, older in enumerate(naming) for newer in naming[i + 1:])
 
 
-class RequestStore(Reads, Writes, Facts, Views, Listing, ColdReads, Protocol):
+class RequestStore(Reads, Writes, Facts, Views, Listing, Protocol):
     """What resolving a request reads (the newest turns, facts, history, a user's records) and the audit note it
     writes."""
 
@@ -200,8 +191,7 @@ class Requests:
     """Acts on forget requests and `forget_matching` for one `Memory`."""
 
     def __init__(self, store: RequestStore, lifecycle: Lifecycle, rank: Rank, config: ForgetConfig,
-                 erased: Callable[[], None], same_attribute: SameAttribute | None = None,
-                 archived: Archived | None = None) -> None:
+                 erased: Callable[[], None], archived: Archived, same_attribute: SameAttribute | None = None) -> None:
         self.store, self.lifecycle, self.rank, self.config = store, lifecycle, rank, config
         self.same_attribute = same_attribute
         self.archived = archived
@@ -257,12 +247,7 @@ class Requests:
 
     def _own_records(self, scope: Scope) -> list[MemoryRecord]:
         """A user's live and archived records (a request is rare; its target may have faded to the archive)."""
-        records = [r for r in self.store.scan(scope.tenant, scope.user_id) if r.tier in LIVE_TIERS]
-        if self.archived is not None:
-            return records + self.archived(scope)
-        for file, ids in self.store.cold_files(scope.tenant, scope.user_id).items():
-            records += self.lifecycle.read_cold(Path(file), ids)
-        return records
+        return [r for r in self.store.scan(scope.tenant, scope.user_id) if r.tier in LIVE_TIERS] + self.archived(scope)
 
     def matching(self, query: str, scope: Scope, now: float, *, purge: bool,
                  dry_run: bool) -> tuple[ForgetOutcome, list[Event]]:

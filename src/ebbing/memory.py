@@ -43,7 +43,7 @@ from ebbing.recall.context import Context, ContextConfig
 from ebbing.recall.ranking import Ranker
 from ebbing.recall.reveal import reveal
 from ebbing.recall.search import SearchConfig
-from ebbing.recall.succession import SuccessionConfig
+from ebbing.recall.succession import QuestionAware, SuccessionConfig
 from ebbing.recall.uses import Uses
 from ebbing.retention.base import RetentionPolicy
 from ebbing.retention.composite import Composite
@@ -168,12 +168,13 @@ class Memory:
         return self.uses.read_only
 
     @property
-    def succession(self) -> SuccessionConfig:
-        """How ranking orders the newer of two competing values (`ebbing.recall.succession`)."""
+    def succession(self) -> SuccessionConfig | QuestionAware:
+        """How ranking orders the newer of two competing values (`ebbing.recall.succession`): chosen by the
+        question by default, or one configuration for every question."""
         return self.ranker.succession
 
     @succession.setter
-    def succession(self, config: SuccessionConfig) -> None:
+    def succession(self, config: SuccessionConfig | QuestionAware) -> None:
         self.ranker.succession = config
 
     # -- writing -------------------------------------------------------------------------------------

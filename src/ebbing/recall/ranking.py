@@ -56,7 +56,8 @@ class Ranker:
         self.config = config
         self.background = background
         self.cold = cold
-        self.succession = succession.SuccessionConfig()
+        # updates first for questions about what holds now, the conservative rule for questions about events
+        self.succession: succession.SuccessionConfig | succession.QuestionAware = succession.QuestionAware()
         self.sameness = sameness.shipped()  # is a newer hit the same attribute as an older one
         self.space = f"{embedder.name}:{embedder.dimensions}"  # what the sameness model reads vectors of
 
@@ -72,10 +73,11 @@ class Ranker:
                  if not _expired(c.retention, now)]
         cold: dict[int, MemoryRecord] = {}
         history = asks_about_history(query)
+        ordering = succession.for_question(self.succession, query)
         floor = self.config.relevance_floor
         # Candidates under the floor are scored only when succession may pull one up from there.
         scoring = dataclasses.replace(self.config, relevance_floor=0.0) \
-            if self.succession.pulls and not history else self.config
+            if ordering.pulls and not history else self.config
         goal_vector = self.embedder.embed([goal], query=True)[0] if goal else None
 
         def score(found: list[Candidate]) -> list[Scored]:
@@ -107,7 +109,7 @@ class Ranker:
         with one_thread():
             if not history:  # the newer of two competing answers first (ebbing.recall.succession)
                 scored = succession.order(scored, {c.key: c for c in found}, query, self.background(),
-                                          self.succession, below=[s for s in every if s.parts["relevance"] < floor],
+                                          ordering, below=[s for s in every if s.parts["relevance"] < floor],
                                           sameness=succession.Sameness(self.sameness, self.space))
         scored = scored[:limit]
         stale = {c.key for c in found if c.stale}

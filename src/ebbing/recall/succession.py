@@ -13,6 +13,12 @@ So ranking resolves the rest without destroying anything: a hit moves directly a
   ("where does my *sister* live" keeps the sister's record above the brother's), and the newer one's differing
   words hold no qualifier the question left out (a brother's address is no newer value of mine).
 
+How much of this applies depends on the question (`QuestionAware`, the default). A question about what holds
+now ("which car do I drive", "我早上一般喝什么") also lets a newer statement the pair model calls the same
+attribute jump onto the first answer from much lower down, even from under the relevance floor, since the
+question's words often find only the old value (`CURRENT_VALUES`). A question about an event ("when did ...",
+"那天吃了什么") keeps the conservative rule: there a newer statement on the same topic is just another event.
+
 Records the judge did retire (`stale`) never rank above their successor (`successors_first`: the successor
 moves up, or comes in when the search did not find it); questions about the past ("what was my old
 address", "之前的地址") keep the plain ranking.
@@ -20,6 +26,7 @@ address", "之前的地址") keep the plain ranking.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,13 +42,12 @@ from ebbing.store.base import Candidate
 
 @dataclass(frozen=True)
 class SuccessionConfig:
-    """The default is the conservative rule: a newer hit this close in meaning (`min_pair_z`) and about as
-    relevant moves above an older statement. The sameness model (`ingest.sameness`) can gate the moves
-    (`min_same`) and pull a newer statement from under the relevance floor (`min_pull_same`): with
-    `min_same=0.5, min_pull_same=0.6, min_pair_z=1.5` ("updates first") newest-first on update questions rose
-    from 0.44 to 0.66 on earlier held-out sets (0.31 -> 0.53 en, 0.41 -> 0.72 zh on a fresh one), but on LoCoMo
-    the pulls put newer same-topic turns above the evidence (recall@5 51.1 -> 39.4) and on LongMemEval recall@5
-    fell 81.5 -> 70.6, so it is off by default (docs/evaluation.md)."""
+    """The plain configuration is the conservative rule: a newer hit this close in meaning (`min_pair_z`) and
+    about as relevant moves above an older statement. The sameness model (`ingest.sameness`) can gate the moves
+    (`min_same`) and pull a newer statement from under the relevance floor (`min_pull_same`) onto the first
+    `pull_depth` answers. Used for every question, pulls cost recall on conversations (LoCoMo recall@5 51.1 ->
+    39.4 with `UPDATES_FIRST`), so by default they serve only questions about what holds now (`QuestionAware`,
+    `CURRENT_VALUES`; docs/evaluation.md)."""
 
     window: int = 12  # how far down the ranking a newer competitor is looked for
     score_ratio: float = 0.8  # a newer hit at least this relevant (of the older's score) and ...
@@ -58,9 +64,46 @@ class SuccessionConfig:
         return self.min_pull_same <= 1.0
 
 
-# Newer statements of one attribute first, pulled up when the question's words found only the old one: for
-# agents whose questions are mostly about current values (`Memory.succession = UPDATES_FIRST`).
+# Newer statements of one attribute first, pulled onto the first three answers when the question's words found
+# only the old one, for every question (`Memory.succession = UPDATES_FIRST`); the first preset, kept for agents
+# that want it (the default chooses by the question, `QuestionAware`).
 UPDATES_FIRST = SuccessionConfig(min_pair_z=1.5, min_same=0.5, min_pull_same=0.6)
+
+# Updates first where it costs least: the newer statement of the attribute jumps only onto the first answer, and
+# the pair model (fitted with pairs of different things said on one topic among its negatives) must be 0.4 sure.
+# Chosen on earlier held-out sets with a development-only model (docs/evaluation.md).
+CURRENT_VALUES = SuccessionConfig(min_pair_z=1.5, min_same=0.4, min_pull_same=0.4, pull_depth=1)
+
+# A question about an event asks what happened, not what holds now: an auxiliary or a time in the past
+# ("when did ...", "what was ...", "two weeks ago"), or Chinese aspect and time words ("去了哪", "买过什么", "上次").
+_EVENT_QUESTION = re.compile(
+    r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|ago|yesterday|last\s+(?:night|week|month|year|time))\b"
+    r"|^\s*(?:who|what|which)\s+\w{3,}ed\b"  # "who visited ...", "what happened ..."
+    r"|[了过](?:吗|么|没|什么|哪|几|多少|谁)|上次|当时|那天|那次|昨天|前天|去年|上周|上个月|上礼拜", re.IGNORECASE)
+
+
+def asks_current_value(query: str) -> bool:
+    """Whether a question asks what holds now (an address, a tool, a schedule) rather than about an event."""
+    return not _EVENT_QUESTION.search(query)
+
+
+@dataclass(frozen=True)
+class QuestionAware:
+    """Succession chosen by the question: `current` for questions about what holds now, where the newer of two
+    statements of one attribute is the answer; `events` for questions about what happened, where a newer
+    statement on the same topic is just another event (on LoCoMo, which asks mostly about events, pulling newer
+    same-topic turns up cost recall, docs/evaluation.md)."""
+
+    current: SuccessionConfig = CURRENT_VALUES
+    events: SuccessionConfig = SuccessionConfig()
+
+    def for_question(self, query: str) -> SuccessionConfig:
+        return self.current if asks_current_value(query) else self.events
+
+
+def for_question(setting: SuccessionConfig | QuestionAware, query: str) -> SuccessionConfig:
+    """The configuration a search uses: one for every question, or chosen by the question."""
+    return setting.for_question(query) if isinstance(setting, QuestionAware) else setting
 
 
 @dataclass(frozen=True)
@@ -122,6 +165,8 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
     kinds = [Kind(c.retention[0]) for c in found]
     # Which (older i, newer j) pairs could succeed at all, whatever the scores: most searches have none.
     possible = (born_at[None, :] - born_at[:, None] >= config.min_gap) & (pair_z >= config.min_pair_z)
+    # A retired statement, or one waiting for a person's review (`lifecycle.reviews`), is no newer value.
+    possible &= ~np.array([c.stale for c in found])[None, :]
     if not possible.any():
         return head + tail
     born = {c.key: float(b) for c, b in zip(found, born_at, strict=True)}
@@ -140,14 +185,15 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
                                                                same_model.embedder)[0])
         return same[(i, j)]
 
-    def succeeds(newer: Scored, older: Scored) -> bool:
+    def succeeds(newer: Scored, older: Scored, position: int) -> bool:
         i, j = index[older.key], index[newer.key]
         if not possible[i, j] or kinds[i] not in STATEMENTS:  # only a fact, preference or decision has a successor
             return False
         # about as relevant and the same attribute, or (also from under the floor) surely the same attribute
         if newer.key in pulled or newer.score < config.score_ratio * older.score:
-            # With pulls off no likelihood reaches `min_pull_same`: the model is not asked (a third of a search)
-            if not config.pulls or likelihood(i, j) < config.min_pull_same:
+            # With pulls off no likelihood reaches `min_pull_same`: the model is not asked (a third of a search).
+            # A far less relevant statement jumps only onto the answers read first (`pull_depth`).
+            if not config.pulls or position >= config.pull_depth or likelihood(i, j) < config.min_pull_same:
                 return False
         elif config.min_same > 0 and likelihood(i, j) < config.min_same:
             return False
@@ -161,7 +207,7 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
     while position < len(head) and moves < len(head) ** 2:
         current = head[position]
         rivals = [s for s in head[position + 1 :] + (pool if position < config.pull_depth else [])
-                  if succeeds(s, current)]
+                  if succeeds(s, current, position)]
         if rivals:
             newest = max(rivals, key=lambda s: born[s.key])
             if newest.key in pulled:

@@ -261,8 +261,8 @@ def pairs(cases: Iterable[Case]) -> list[Pair]:
 def unrelated_pairs(texts: Sequence[str], embedder: Embedder, neighbours: int = 2) -> list[Pair]:
     """Pairs of different things said near each other in meaning: each statement with its `neighbours` nearest
     others of the same language. The cases' own negatives are look-alikes (same shape, another subject); without
-    these the model also called two turns of one conversation on one topic ("Thanks, they're a real support" /
-    "Giving a home to needy kids is awesome") the same attribute, with high confidence. The statements come from
+    these the model also called two turns of one conversation on one topic ("Thanks, my family means a lot to me"
+    / "We took the kids camping last weekend") the same attribute, with high confidence. The statements come from
     utterances labelled for other purposes (salience, kinds), one saying each, so a pair of them is two things."""
     unique = sorted({t for t in texts if len(t.strip()) >= 4})  # "ok", an emoji: nothing to pair
     if len(unique) < 2:

@@ -113,6 +113,41 @@ def test_salience_sets_stability_and_keeps_a_question_with_content_out_of_the_tr
     assert thanks.priority.value == "P2"  # small talk still goes straight to the trash
 
 
+@pytest.mark.parametrize(("question", "reply"), [
+    ("Wow, did you paint that one? What does it mean?",
+     "Thanks! Yeah, I drew it. It stands for freedom and being real."),
+    ("这幅画是你画的吗？什么意思啊", "对，是我画的，代表自由"),
+])
+def test_a_reply_is_judged_with_the_message_before_it(smart: Memory, question: str, reply: str) -> None:
+    smart.add(question, user_id="u", session_id="s1", at=T0)
+    answer = smart.add(reply, user_id="u", session_id="s1", at=T0 + timedelta(minutes=1)).records[0]
+    judged = smart.explain(answer.id, at=T0 + timedelta(minutes=2))["salience"]
+    assert judged["in_context"]["alone"] < 0.2 and judged["salience"] > judged["in_context"]["alone"] + 0.15
+    assert answer.priority.value == "P1"  # kept for the archive, not trashed as an aside
+    # Said without the question (another session), or long after it, the reply is judged alone.
+    for session, at in (("s2", T0 + timedelta(minutes=1)), ("s1", T0 + timedelta(hours=3))):
+        alone = smart.add(reply + " ", user_id="u", session_id=session, at=at, dedupe=False).records[0]
+        again = smart.explain(alone.id, at=at)["salience"]
+        assert "in_context" not in again and again["salience"] == judged["in_context"]["alone"]
+    # Small talk stays small talk after a question about nothing lasting.
+    smart.add("how's your day going", user_id="u", session_id="s3", at=T0)
+    tired = smart.add("meh, tired", user_id="u", session_id="s3", at=T0 + timedelta(minutes=1)).records[0]
+    assert "in_context" in smart.explain(tired.id, at=T0 + timedelta(minutes=1))["salience"]
+    assert tired.priority.value == "P2"
+
+
+def test_the_turns_of_one_import_are_each_others_context(smart: Memory, tmp_path: Path) -> None:
+    lines = [{"text": "How old is your daughter now?", "user_id": "u", "session_id": "s", "at": T0.isoformat()},
+             {"text": "nope, she turned 3 in May", "user_id": "u", "session_id": "s",
+              "at": (T0 + timedelta(minutes=1)).isoformat()}]
+    data = tmp_path / "turns.jsonl"
+    data.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    smart.import_jsonl(data)
+    hits = smart.search("she turned 3 in May", user_id="u", at=T0 + timedelta(minutes=2), count_use=False)
+    reply = next(h.record for h in hits if h.record.text.startswith("nope"))
+    assert "in_context" in smart.explain(reply.id, at=T0 + timedelta(minutes=2))["salience"]
+
+
 def test_eval_salience_reports_per_language(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in Path("tests/data/salience-dev.jsonl").read_text().splitlines()]
     sample = [r for r in rows if r["lang"] == "en"][:12] + [r for r in rows if r["lang"] == "zh"][:12]
@@ -127,6 +162,23 @@ def test_eval_salience_reports_per_language(tmp_path: Path) -> None:
     bad.write_text('{"id": "x", "lang": "en", "text": "hi", "later": 3}\n')
     result = CliRunner().invoke(app, ["eval", "salience", "--data", str(bad)])
     assert result.exit_code == 2 and "later (0 or 1)" in result.output
+    bad.write_text('{"id": "x", "lang": "en", "text": "hi", "later": 1, "context": " "}\n')
+    result = CliRunner().invoke(app, ["eval", "salience", "--data", str(bad)])
+    assert result.exit_code == 2 and "context" in result.output
+
+
+def test_eval_salience_judges_replies_in_context(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in Path("tests/data/salience-context-dev.jsonl").read_text().splitlines()]
+    sample = [r for r in rows if r["lang"] == "en"][:10] + [r for r in rows if r["lang"] == "zh"][:10]
+    data = tmp_path / "replies.jsonl"
+    data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in sample) + "\n")
+    result = CliRunner().invoke(app, ["eval", "salience", "--data", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    replies = json.loads(result.stdout)["replies"]
+    assert replies["judged_in_context"] == 20 and set(replies["in_context"]) == set(replies["alone"]) == {"en", "zh"}
+    # Fitting needs utterances without context: the in-context model builds on their logits.
+    result = CliRunner().invoke(app, ["eval", "salience", "--data", str(data), "--fit", str(tmp_path / "m.npz")])
+    assert result.exit_code == 2 and "without context" in result.output
 
 
 def test_a_recall_leaves_a_stale_copy_that_compaction_and_purge_erase(mem: Memory, tmp_path: Path) -> None:

@@ -5,6 +5,11 @@ saying whether a memory should keep it for weeks or months because someone will 
 rely on it. The development set (`tests/data/salience-dev.jsonl`) is what the shipped model is fitted on;
 the held-out set (`tests/data/salience-holdout.jsonl`) was written from the same brief (docs/salience-brief.md)
 by someone who saw neither the model nor the development set.
+
+A row may carry `context`, the message just before it (a reply's meaning often lies in the question it
+answers): such a row is judged in context (`SalienceModel.judge(..., context=...)`), and its label says whether
+the reply, read with that message, is worth keeping (docs/salience-context-brief.md). Fitting (`fit_model`)
+fits the model on the rows without context and its in-context combiner on the rows with it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import numpy as np
 from ebbing.embed.base import Embedder
 from ebbing.errors import InvalidInput
 from ebbing.ingest.classify import classify
-from ebbing.ingest.salience import SalienceModel, fit, shipped
+from ebbing.ingest.salience import Context, SalienceModel, context_vector, fit, fit_in_context, shipped
 from ebbing.jsonl import read as read_jsonl
 from ebbing.model import Kind
 
@@ -34,6 +39,8 @@ def load(path: Path) -> list[dict[str, Any]]:
         if (not isinstance(row.get("text"), str) or row.get("later") not in (0, 1)
                 or row.get("lang") not in ("en", "zh")):
             raise InvalidInput("data", f"{path}:{number} needs text (string), later (0 or 1) and lang (en or zh)")
+        if "context" in row and not (isinstance(row["context"], str) and row["context"].strip()):
+            raise InvalidInput("data", f"{path}:{number}: context, when given, must be a non-empty string")
         rows.append(row)
     return rows
 
@@ -43,10 +50,32 @@ def _kinds(rows: Sequence[dict[str, Any]]) -> list[Kind]:
 
 
 def fit_model(rows: Sequence[dict[str, Any]], embedder: Embedder) -> SalienceModel:
-    texts = [row["text"] for row in rows]
+    """The model on the rows without context, then its in-context combiner on the rows with it (if any)."""
+    alone = [row for row in rows if "context" not in row]
+    if not alone:
+        raise InvalidInput("data", "fitting needs utterances without context (the model judges those first)")
+    texts = [row["text"] for row in alone]
     vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
-    labels = np.array([row["later"] for row in rows], dtype=np.float64)
-    return fit(texts, _kinds(rows), vectors, labels, f"{embedder.name}:{embedder.dimensions}")
+    labels = np.array([row["later"] for row in alone], dtype=np.float64)
+    name = f"{embedder.name}:{embedder.dimensions}"
+    model = fit(texts, _kinds(alone), vectors, labels, name)
+    replies = [row for row in rows if "context" in row]
+    if not replies:
+        return model
+    features = context_features(replies, embedder, model)
+    return fit_in_context(model, features, np.array([row["later"] for row in replies], dtype=np.float64))
+
+
+def context_features(rows: Sequence[dict[str, Any]], embedder: Embedder, model: SalienceModel) -> np.ndarray:
+    """Rows of `context_vector` for replies with their context, the logits from `model`."""
+    name = f"{embedder.name}:{embedder.dimensions}"
+    replies, befores = [row["text"] for row in rows], [row["context"] for row in rows]
+    vectors, before_vectors = embedder.embed(replies), embedder.embed(befores)
+    return np.stack([context_vector(model.logit(text, kind, vector, name), model.logit(before, b_kind, b_vector, name),
+                                    before)
+                     for text, kind, vector, before, b_kind, b_vector in zip(
+                         replies, _kinds(rows), vectors, befores, [classify(b).kind for b in befores],
+                         before_vectors, strict=True)])
 
 
 def auc(scores: np.ndarray, labels: np.ndarray) -> float | None:
@@ -76,14 +105,27 @@ def evaluate(rows: Sequence[dict[str, Any]], embedder: Embedder, model: Salience
     texts = [row["text"] for row in rows]
     vectors = embedder.embed(texts)
     name = f"{embedder.name}:{embedder.dimensions}"
-    judged = [model.judge(text, kind, vector, name) for text, kind, vector in zip(texts, _kinds(rows), vectors,
-                                                                                    strict=True)]
+    befores = [row.get("context") for row in rows]
+    given = [b for b in befores if b is not None]
+    before_vectors = iter(embedder.embed(given) if given else [])
+    contexts = [None if b is None else Context(b, classify(b).kind, next(before_vectors)) for b in befores]
+    judged = [model.judge(text, kind, vector, name, context) for text, kind, vector, context
+              in zip(texts, _kinds(rows), vectors, contexts, strict=True)]
     scores = np.array([j.salience for j in judged])
     labels = np.array([row["later"] for row in rows], dtype=np.float64)
     langs = np.array([row["lang"] for row in rows])
     report = {"languages": {lang: _block(scores[langs == lang], labels[langs == lang])
                             for lang in sorted(set(langs.tolist()))},
               "all": _block(scores, labels), "probe_used": judged[0].probe is not None if judged else None}
+    replies = np.array([b is not None for b in befores])
+    if replies.any():  # the replies judged in context, and the same replies judged alone, for comparison
+        alone = np.array([j.salience if j.alone is None else j.alone for j in judged])
+        report["replies"] = {
+            "in_context": {lang: _block(scores[replies & (langs == lang)], labels[replies & (langs == lang)])
+                           for lang in sorted(set(langs[replies].tolist()))},
+            "alone": {lang: _block(alone[replies & (langs == lang)], labels[replies & (langs == lang)])
+                      for lang in sorted(set(langs[replies].tolist()))},
+            "judged_in_context": int(sum(j.alone is not None for j in judged))}
     scored = [{"id": row.get("id"), "later": row["later"], "salience": round(j.salience, 3)}
               for row, j in zip(rows, judged, strict=True)]
     return report, scored

@@ -30,6 +30,7 @@ from ebbing.ingest.facts import Fact, FactExtractor, RuleFacts
 from ebbing.ingest.guard import SecretBox, guard
 from ebbing.ingest.salience import Judged, SalienceModel
 from ebbing.ingest.salience import shipped as shipped_salience
+from ebbing.ingest.turns import LatestTurns, PreviousTurns
 from ebbing.judgement.judge import STATEMENTS, Judgement, PairJudge, RuleJudge, Verdict, judged_slot
 from ebbing.judgement.sameness import SamenessModel, signal_vector
 from ebbing.judgement.sameness import shipped as shipped_sameness
@@ -133,7 +134,7 @@ def slot_hash(slot: str) -> str:
     return hashlib.sha256(slot.encode()).hexdigest()[:12]  # events name slots without their words
 
 
-class IngestStore(Writes, Reads, Search, Facts, Meta, Protocol):
+class IngestStore(Writes, Reads, Search, Facts, Meta, LatestTurns, Protocol):
     """What the write path reads (neighbours, current facts, the store's tag key) and writes."""
 
 
@@ -165,8 +166,11 @@ class Ingest:
                 if not (g.low_information and self.config.drop_low_information)]
         vectors = self.embed([g.text for _, g in kept]) if kept else np.zeros((0, 0), dtype=np.float32)
         current: dict[tuple[str, str | None], list[FactRow]] = {}
+        turns = PreviousTurns(self.store)
         for (draft, shield), vector in zip(kept, vectors, strict=True):
-            record, salient = self._record(draft, shield.text, bool(shield.secrets), shield.low_information, vector)
+            record, salient = self._record(draft, shield.text, bool(shield.secrets), shield.low_information, vector,
+                                           turns)
+            turns.said(draft.scope, draft.created_at, record.text, record.kind, vector)
             words = terms(record.text)
             stated = self.extractor.extract(record.text) if self.config.facts and not _from_assistant(draft) else []
             judged: list[tuple[Neighbour, Judgement]] = []
@@ -248,8 +252,8 @@ class Ingest:
                     self._supersede(revised, neighbour, judgement, others, plan)
         return Revision(revised, terms(text), plan, [{"id": n.id, **j.audit()} for n, j in judged])
 
-    def _record(self, draft: Draft, text: str, secret: bool, low: bool, vector: np.ndarray
-                ) -> tuple[MemoryRecord, Judged | None]:
+    def _record(self, draft: Draft, text: str, secret: bool, low: bool, vector: np.ndarray,
+                turns: PreviousTurns) -> tuple[MemoryRecord, Judged | None]:
         guess = self.classifier.classify(text)
         if guess.pin and _from_assistant(draft):  # the assistant's advice is no request to keep anything
             guess = replace(guess, pin=False, importance=max(guess.importance - PIN_BONUS, 0.0),
@@ -260,7 +264,10 @@ class Ingest:
         priority = draft.priority or (Priority.P2 if low else guess.priority)
         salient = None
         if self.salience is not None and not low and kind is not Kind.SUMMARY:
-            salient = self.salience.judge(text, kind, vector, self.embedder)
+            # a reply is judged with the message before it (`ingest.turns`), when the model can read both
+            context = (turns.before(draft.scope, draft.created_at)
+                       if self.salience.reads_context(self.embedder) else None)
+            salient = self.salience.judge(text, kind, vector, self.embedder, context)
             if draft.importance is None and importance < MARKED_IMPORTANCE and not guess.pin:
                 # The kind's prior and the judged likelihood of being needed, half each; only someone saying it
                 # matters reaches the marked level.

@@ -13,6 +13,14 @@ A logistic model combines them into a probability. Its coefficients are fitted o
 `tests/data/salience-dev.jsonl` (`ebbing eval salience --fit`) and shipped as `salience-model.npz`; a held-out
 set written by someone else was scored once (docs/evaluation.md). The probe belongs to the embedder it was
 fitted with: any other embedder gets the token signals alone (their own fitted coefficients).
+
+A reply's meaning often lies in the message before it: "Yeah, I drew it. It stands for freedom." is thanks and
+an aside alone, and an answer after "Did you paint that? What does it mean?". So a message that follows another
+in the same session within `CONTEXT_WINDOW` is judged in context too: a second logistic model, fitted on labelled
+replies with the message before them (`tests/data/salience-context-dev.jsonl`), combines the reply's own logit,
+the context's logit, whether the context asks something, and that question's logit (an answer to a question
+about a wedding is worth what the wedding is worth; "congrats!!" after the news of it is not). It needs the
+embedding probe on both messages; with another embedder a message is judged alone.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import functools
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
@@ -40,6 +48,11 @@ SIGNALS = ("numbers", "names", "people", "content_words", "first_person", "quest
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|mine|myself|we|we're|we've|our|ours|us)\b|我|咱",
                            re.IGNORECASE)
 _QUESTION = re.compile(r"[?？]\s*\W*$|[吗呢么]\s*\W*$")
+# A question anywhere in a message ("Wow, did you paint that? It's gorgeous!"): what a reply may answer.
+_ASKS = re.compile(r"[?？]|[吗呢么][\s\W]*(?:$|[，。！,.!])")
+# A reply follows its message within minutes; a message after a longer pause in one session starts afresh.
+CONTEXT_WINDOW = 30 * 60.0  # seconds
+CONTEXT_SIGNALS = ("alone", "context", "context_asks", "answer")
 
 
 def signals(text: str, kind: Kind) -> dict[str, float]:
@@ -62,15 +75,44 @@ def signal_vector(text: str, kind: Kind) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Context:
+    """The message before the one judged (its text, kind and embedding)."""
+
+    text: str
+    kind: Kind
+    vector: np.ndarray | None
+
+
+def asks(text: str) -> bool:
+    return bool(_ASKS.search(text.strip()))
+
+
+def context_vector(alone: float, context: float, context_text: str) -> np.ndarray:
+    """The in-context model's inputs, in `CONTEXT_SIGNALS` order: the two messages' own logits, whether the
+    context asks something, and the context's logit when it does (what answering it is worth)."""
+    question = float(asks(context_text))
+    return np.array([alone, context, question, question * context], dtype=np.float64)
+
+
+@dataclass(frozen=True)
 class Judged:
     salience: float  # 0..1: the fitted probability that this will be needed later
     probe: float | None  # the embedding probe's logit, when the probe fits this embedder
     signals: dict[str, float]
+    alone: float | None = None  # judged in context: the salience of the message on its own
+    context: float | None = None  # ... and of the message before it
 
     def explain(self) -> dict[str, Any]:
-        return {"salience": round(self.salience, 3),
-                "probe": None if self.probe is None else round(self.probe, 3),
-                "signals": {k: round(v, 3) for k, v in self.signals.items() if v}}
+        out = {"salience": round(self.salience, 3),
+               "probe": None if self.probe is None else round(self.probe, 3),
+               "signals": {k: round(v, 3) for k, v in self.signals.items() if v}}
+        if self.alone is not None and self.context is not None:
+            out["in_context"] = {"alone": round(self.alone, 3), "context": round(self.context, 3)}
+        return out
+
+
+def _sigmoid(logit: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(min(logit, 40.0), -40.0)))
 
 
 @dataclass(frozen=True)
@@ -83,22 +125,46 @@ class SalienceModel:
     probe_bias: float
     with_probe: np.ndarray  # len(SIGNALS) + 2: probe logit, signals, bias
     signals_only: np.ndarray  # len(SIGNALS) + 1: signals, bias
+    in_context: np.ndarray | None = None  # len(CONTEXT_SIGNALS) + 1: a reply judged with the message before it
 
-    def judge(self, text: str, kind: Kind, vector: np.ndarray | None, embedder: str) -> Judged:
+    def _logit(self, text: str, kind: Kind, vector: np.ndarray | None, embedder: str
+               ) -> tuple[float, float | None, dict[str, float]]:
         values = signals(text, kind)
         x = np.array([values[name] for name in SIGNALS], dtype=np.float64)
         if vector is not None and embedder == self.embedder and len(vector) == len(self.probe):
             probe = float(np.asarray(vector, dtype=np.float64) @ self.probe + self.probe_bias)
-            logit = float(self.with_probe[0] * probe + x @ self.with_probe[1:-1] + self.with_probe[-1])
-        else:
-            probe = None
-            logit = float(x @ self.signals_only[:-1] + self.signals_only[-1])
-        return Judged(1.0 / (1.0 + math.exp(-max(min(logit, 40.0), -40.0))), probe, values)
+            return float(self.with_probe[0] * probe + x @ self.with_probe[1:-1] + self.with_probe[-1]), probe, values
+        return float(x @ self.signals_only[:-1] + self.signals_only[-1]), None, values
+
+    def judge(self, text: str, kind: Kind, vector: np.ndarray | None, embedder: str,
+              context: Context | None = None) -> Judged:
+        """`context`: the message before this one in its session, when there is one."""
+        logit, probe, values = self._logit(text, kind, vector, embedder)
+        if context is None or self.in_context is None or probe is None:
+            return Judged(_sigmoid(logit), probe, values)
+        before, before_probe, _ = self._logit(context.text, context.kind, context.vector, embedder)
+        if before_probe is None:
+            return Judged(_sigmoid(logit), probe, values)
+        x = context_vector(logit, before, context.text)
+        both = float(x @ self.in_context[:-1] + self.in_context[-1])
+        return Judged(_sigmoid(both), probe, values, alone=_sigmoid(logit), context=_sigmoid(before))
+
+    def reads_context(self, embedder: str) -> bool:
+        """Whether `judge` can use a context for vectors of `embedder` (so whether to look one up)."""
+        return self.in_context is not None and embedder == self.embedder
+
+    def logit(self, text: str, kind: Kind, vector: np.ndarray | None, embedder: str) -> float:
+        """The message's own logit (what `judge` makes a probability of, without context)."""
+        return self._logit(text, kind, vector, embedder)[0]
 
     def save(self, path: Any) -> None:
-        np.savez_compressed(path, embedder=np.array(self.embedder), signals=np.array(SIGNALS), probe=self.probe,
-                            probe_bias=np.array(self.probe_bias), with_probe=self.with_probe,
-                            signals_only=self.signals_only)
+        arrays: dict[str, np.ndarray] = {
+            "embedder": np.array(self.embedder), "signals": np.array(SIGNALS), "probe": self.probe,
+            "probe_bias": np.array(self.probe_bias), "with_probe": self.with_probe, "signals_only": self.signals_only,
+            "context_signals": np.array(CONTEXT_SIGNALS)}
+        if self.in_context is not None:
+            arrays["in_context"] = self.in_context
+        np.savez_compressed(path, allow_pickle=False, **arrays)
 
 
 @functools.lru_cache(maxsize=1)
@@ -107,8 +173,15 @@ def shipped() -> SalienceModel:
     with resources.files("ebbing.ingest").joinpath(SHIPPED).open("rb") as handle, np.load(handle) as data:
         if tuple(str(s) for s in data["signals"]) != SIGNALS:
             raise RuntimeError(f"{SHIPPED} was fitted on other signals; refit it (ebbing eval salience --fit)")
+        in_context = None
+        if "in_context" in data.files:
+            if tuple(str(s) for s in data["context_signals"]) != CONTEXT_SIGNALS:
+                raise RuntimeError(f"{SHIPPED} was fitted on other context signals; refit it "
+                                   "(ebbing eval salience --fit)")
+            in_context = data["in_context"].astype(np.float64)
         return SalienceModel(str(data["embedder"]), data["probe"].astype(np.float64), float(data["probe_bias"]),
-                             data["with_probe"].astype(np.float64), data["signals_only"].astype(np.float64))
+                             data["with_probe"].astype(np.float64), data["signals_only"].astype(np.float64),
+                             in_context)
 
 
 # --- fitting (ebbing eval salience --fit) ------------------------------------------------------------------
@@ -128,3 +201,9 @@ def fit(texts: Sequence[str], kinds: Sequence[Kind], vectors: np.ndarray, labels
     with_probe = logistic(np.hstack([held_logit[:, None], x]), labels, COMBINER_L2)
     signals_only = logistic(x, labels, COMBINER_L2)
     return SalienceModel(embedder, probe[:-1], float(probe[-1]), with_probe, signals_only)
+
+
+def fit_in_context(model: SalienceModel, features: np.ndarray, labels: np.ndarray) -> SalienceModel:
+    """Add the in-context combiner, fitted on rows of `context_vector` for labelled replies (the logits come
+    from `model`, which never saw these replies, so the combiner learns how far to trust them on new text)."""
+    return replace(model, in_context=logistic(features, labels, COMBINER_L2))

@@ -256,6 +256,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         END
         """,
     ),
+    (
+        # Every add in a session reads the session's last message (a reply is judged with it, `ingest.turns`):
+        # without this index that read sorted all of the user's live records, 7.5 ms at 10,000.
+        "0009_session_turns",
+        """
+        CREATE INDEX memories_session ON memories (tenant, user_id, session_id, created_at)
+        """,
+    ),
 ]
 
 # The scope token of `memories_fts.scope` for a record row `m`, as SQL.

@@ -214,6 +214,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         DROP INDEX IF EXISTS memories_embedding;
         """,
     ),
+    (
+        # Every add in a session reads the session's last message (a reply is judged with it, `ingest.turns`).
+        "0006_session_turns",
+        """
+        CREATE INDEX IF NOT EXISTS memories_session ON memories (tenant, user_id, session_id, created_at);
+        """,
+    ),
 ]
 
 

@@ -129,6 +129,9 @@ def test_a_reply_is_judged_with_the_message_before_it(smart: Memory, question: s
         alone = smart.add(reply + " ", user_id="u", session_id=session, at=at, dedupe=False).records[0]
         again = smart.explain(alone.id, at=at)["salience"]
         assert "in_context" not in again and again["salience"] == judged["in_context"]["alone"]
+        # how long it stays live follows its own salience; the context only keeps it for the archive
+        assert alone.importance == answer.importance
+        assert alone.priority.value == ("P2" if again["salience"] < 0.1 else "P1")
     # Small talk stays small talk after a question about nothing lasting.
     smart.add("how's your day going", user_id="u", session_id="s3", at=T0)
     tired = smart.add("meh, tired", user_id="u", session_id="s3", at=T0 + timedelta(minutes=1)).records[0]

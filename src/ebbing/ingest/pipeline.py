@@ -270,8 +270,11 @@ class Ingest:
             salient = self.salience.judge(text, kind, vector, self.embedder, context)
             if draft.importance is None and importance < MARKED_IMPORTANCE and not guess.pin:
                 # The kind's prior and the judged likelihood of being needed, half each; only someone saying it
-                # matters reaches the marked level.
-                importance = min(round(0.5 * importance + 0.5 * salient.salience, 3), MARKED_IMPORTANCE - 0.01)
+                # matters reaches the marked level. A reply's own salience sets how long it stays live; judged in
+                # context it only decides below whether it waits in the archive (the in-context model lifts most
+                # replies to a question, needed or not: docs/evaluation.md).
+                own = salient.salience if salient.alone is None else salient.alone
+                importance = min(round(0.5 * importance + 0.5 * own, 3), MARKED_IMPORTANCE - 0.01)
             if draft.priority is None and priority is Priority.P2 and salient.salience >= self.config.keep_in_archive:
                 priority = Priority.P1
         record = MemoryRecord(

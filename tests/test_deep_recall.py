@@ -169,6 +169,14 @@ def test_eval_salience_reports_per_language(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert set(report["languages"]) == {"en", "zh"} and report["probe_used"] is True
     assert report["all"]["utterances"] == 24 and 0.0 <= report["all"]["auc"] <= 1.0
+    # How often each kind the classifier assigns was needed later: every utterance counted once, under its kind.
+    for lang in ("en", "zh"):
+        kinds = report["by_kind"][lang]
+        assert sum(k["utterances"] for k in kinds.values()) == 12 and set(kinds) <= {k.value for k in Kind}
+        later = sum(round(k["later_share"] * k["utterances"]) for k in kinds.values())
+        assert later == report["languages"][lang]["later"]
+    shown = CliRunner().invoke(app, ["eval", "salience", "--data", str(data)])
+    assert shown.exit_code == 0 and "Needed later by kind" in shown.stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "lang": "en", "text": "hi", "later": 3}\n')
     result = CliRunner().invoke(app, ["eval", "salience", "--data", str(bad)])

@@ -438,7 +438,17 @@ def _salience(data: list[Path] | None, as_json: bool, fit_to: Path | None) -> No
                ("mean_salience_not", "mean salience, not needed")]
     body = [[label, *("-" if b[key] is None else str(b[key]) for b in blocks)] for key, label in metrics]
     out.print(_table("Salience", ["metric", *names], body))
+    langs = list(report["by_kind"])
+    kinds = sorted({kind for lang in langs for kind in report["by_kind"][lang]})
+    cells = [[kind, *(_kind_cell(report["by_kind"][lang].get(kind)) for lang in langs)] for kind in kinds]
+    out.print(_table("Needed later by kind (utterances, share needed later, mean salience)", ["kind", *langs], cells))
     out.print(f"[dim]{date} commit {commit}; data {', '.join(str(p) for p in paths)}[/]")
+
+
+def _kind_cell(block: dict[str, Any] | None) -> str:
+    if block is None:
+        return "-"
+    return f"{block['utterances']}: {block['later_share']:.2f}, {block['mean_salience']:.2f}"
 
 
 @eval_app.command()

@@ -98,6 +98,22 @@ def _block(scores: np.ndarray, labels: np.ndarray) -> dict[str, Any]:
             "mean_salience_not": round(float(scores[labels == 0].mean()), 4) if (labels == 0).any() else None}
 
 
+def by_kind(kinds: Sequence[Kind], langs: np.ndarray, labels: np.ndarray, scores: np.ndarray
+            ) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per language and kind (as the classifier calls each utterance): how many, the share labelled needed later,
+    and the mean salience. The kind sets a record's base stability (fact 60 days, episode 7): this shows whether
+    how often each kind is needed later supports that spread."""
+    named = np.array([kind.value for kind in kinds])
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for lang in sorted(set(langs.tolist())):
+        out[lang] = {}
+        for kind in sorted(set(named[langs == lang].tolist())):
+            chosen = (langs == lang) & (named == kind)
+            out[lang][kind] = {"utterances": int(chosen.sum()), "later_share": round(float(labels[chosen].mean()), 4),
+                               "mean_salience": round(float(scores[chosen].mean()), 4)}
+    return out
+
+
 def evaluate(rows: Sequence[dict[str, Any]], embedder: Embedder, model: SalienceModel | None = None
              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Per language and overall: AUC, accuracy, precision and recall of "keep" at `KEEP`; and each row's score."""
@@ -116,7 +132,8 @@ def evaluate(rows: Sequence[dict[str, Any]], embedder: Embedder, model: Salience
     langs = np.array([row["lang"] for row in rows])
     report = {"languages": {lang: _block(scores[langs == lang], labels[langs == lang])
                             for lang in sorted(set(langs.tolist()))},
-              "all": _block(scores, labels), "probe_used": judged[0].probe is not None if judged else None}
+              "all": _block(scores, labels), "probe_used": judged[0].probe is not None if judged else None,
+              "by_kind": by_kind(_kinds(rows), langs, labels, scores)}
     replies = np.array([b is not None for b in befores])
     if replies.any():  # the replies judged in context, and the same replies judged alone, for comparison
         alone = np.array([j.salience if j.alone is None else j.alone for j in judged])

@@ -30,8 +30,9 @@ def test_an_unreferenced_temporary_note_fades_within_days(mem: Memory) -> None:
     for n in range(0, 6):
         mem.sweep(at=day(n))
         seen.append(tier(mem, note.id))
-    assert Tier.COLD in seen, seen
-    assert seen[-1] is Tier.TRASH and seen.index(Tier.TRASH) <= 4, seen
+    # Judged unlikely to be needed, its one-day stability is cut to a third: it stays through its protected first
+    # day, then goes straight to the trash (a P2 note has no wait in the archive).
+    assert seen[0] in (Tier.HOT, Tier.WARM) and seen[-1] is Tier.TRASH and seen.index(Tier.TRASH) <= 2, seen
     assert mem.search("tired", user_id="u", at=day(6)) == []
 
 

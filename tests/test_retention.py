@@ -160,10 +160,14 @@ def test_security_and_marked_fade_slower_frequently_updated_faster() -> None:
     marked = record(created=created, importance=0.95)
     unmarked = record(created=created, importance=0.89)
     assert ebbinghaus.stability(marked)[0] == pytest.approx(plain_s * CONFIG.marked_factor)
-    # Just below the mark, salience has nearly tripled S0 (x1 at the 0.6 pivot, x3 at 0.9)
-    assert ebbinghaus.stability(unmarked)[0] == pytest.approx(plain_s * (1 + 2 * (0.89 - 0.6) / 0.3))
+    # Just below the mark, salience has nearly tripled S0 (x1 at the 0.6 pivot, x3 at 0.9, on a log scale)
+    assert ebbinghaus.stability(unmarked)[0] == pytest.approx(plain_s * 3 ** ((0.89 - 0.6) / 0.3))
     halfway = record(created=created, importance=0.75)
-    assert ebbinghaus.stability(halfway)[0] == pytest.approx(plain_s * 2.0)
+    assert ebbinghaus.stability(halfway)[0] == pytest.approx(plain_s * 3 ** 0.5)
+    # ... and below the pivot it shortens S0 as far, to a third at 0.3 and no further.
+    low, lowest = record(created=created, importance=0.45), record(created=created, importance=0.1)
+    assert ebbinghaus.stability(low)[0] == pytest.approx(plain_s / 3 ** 0.5)
+    assert ebbinghaus.stability(lowest)[0] == pytest.approx(plain_s / 3)
 
     def left(batch: RecordBatch) -> float:
         weight = CONFIG.weight_floor + (1 - CONFIG.weight_floor) * batch.importance[0]
@@ -176,11 +180,13 @@ def test_protection_floor_holds_inside_the_period_only() -> None:
     ebbinghaus = Ebbinghaus(CONFIG)
     note = record(Kind.TEMPORARY, importance=0.0, priority=Priority.P2)
     weight = CONFIG.weight_floor
+    stability = DAY / CONFIG.salience_factor  # a temporary's day, shortened as far as salience goes
+    assert ebbinghaus.stability(note)[0] == pytest.approx(stability)
     inside = 0.9 * CONFIG.protection_days * DAY
     after = 1.1 * CONFIG.protection_days * DAY
-    assert weight * math.exp(-inside / DAY) < CONFIG.protection_floor  # the floor is what holds it up
+    assert weight * math.exp(-inside / stability) < CONFIG.protection_floor  # the floor is what holds it up
     assert ebbinghaus.score(note, NOW + inside)[0] == pytest.approx(CONFIG.protection_floor)
-    assert ebbinghaus.score(note, NOW + after)[0] == pytest.approx(weight * math.exp(-after / DAY))
+    assert ebbinghaus.score(note, NOW + after)[0] == pytest.approx(weight * math.exp(-after / stability))
     assert ebbinghaus.score(note, NOW + after)[0] < CONFIG.protection_floor
 
 
@@ -199,11 +205,15 @@ def test_clock_before_the_reference_gives_the_full_weight() -> None:
 
 def test_unreferenced_temporary_note_goes_cold_then_forgotten() -> None:
     composite = Composite(CONFIG)
-    note = record(Kind.TEMPORARY, importance=0.2, priority=Priority.P2)
+    note = record(Kind.TEMPORARY, importance=0.6, priority=Priority.P2)  # at the salience pivot: S0 one day
     assert composite_tier(composite, note, NOW + 0.5 * DAY) <= WARM  # protected on its first day
     assert composite_tier(composite, note, NOW + 1.2 * DAY) == COLD
     assert composite_tier(composite, note, NOW + 2 * DAY) >= COLD
     assert composite_tier(composite, note, NOW + 4 * DAY) == FORGOTTEN
+    # One judged unlikely to be needed fades at a third of that: gone as soon as its protected first day ends.
+    idle = record(Kind.TEMPORARY, importance=0.2, priority=Priority.P2)
+    assert composite_tier(composite, idle, NOW + 0.5 * DAY) <= WARM
+    assert composite_tier(composite, idle, NOW + 1.2 * DAY) == FORGOTTEN
 
 
 def test_unreferenced_fact_is_kept_for_weeks() -> None:

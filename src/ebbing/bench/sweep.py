@@ -397,8 +397,8 @@ def full_loop(rows: Sequence[FullRow], now: float, config: RetentionConfig) -> l
             if importance >= 0.9:
                 s *= c.marked_factor
             else:
-                s *= 1.0 + (c.salience_factor - 1.0) * min(max((importance - c.salience_pivot)
-                                                               / (0.9 - c.salience_pivot), 0.0), 1.0)
+                s *= c.salience_factor ** min(max((importance - c.salience_pivot) / (0.9 - c.salience_pivot), -1.0),
+                                              1.0)
             if updates >= c.frequent_updates:
                 s *= c.updated_factor
             s *= min(1.0 + log(1.0 + c.beta * max(n, 0)), c.max_reinforcement)

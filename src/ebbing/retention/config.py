@@ -35,9 +35,11 @@ class RetentionConfig:
     protection_floor: float = 0.5
     security_factor: float = 2.0  # S0 multiplied for secret-bearing / security-related records
     marked_factor: float = 5.0  # S0 multiplied for records someone marked important (importance >= 0.9)
-    # Salience (`importance`, judged at write time by `ingest.salience`): S0 grows linearly from 1x at
-    # `salience_pivot` to `salience_factor` at the marked level (0.9), so a life event outlasts small talk said
-    # as often. The pivot is a plain fact's importance: what says nothing special keeps its kind's stability.
+    # Salience (`importance`, judged at write time by `ingest.salience`): S0 is multiplied by
+    # salience_factor ** x, x = (importance - salience_pivot) / (0.9 - salience_pivot) clipped to -1..1. The
+    # pivot is a plain fact's importance: x1 there, up to x3 at the marked level (0.9) so a life event outlasts
+    # small talk said as often, and down to x1/3 as far below (0.3) so what is judged unlikely to be needed
+    # leaves the live tiers sooner than its kind alone would let it (docs/evaluation.md, issue 14).
     salience_factor: float = 3.0
     salience_pivot: float = 0.6
     updated_factor: float = 0.5  # S0 multiplied for records whose text changed often

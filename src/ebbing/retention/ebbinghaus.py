@@ -3,8 +3,9 @@
     S0 = stability_days[kind] * DAY
          * security_factor  (secret-bearing or security-related records)
          * marked_factor    (records someone marked important, importance >= 0.9)
-         * salience         (1 at importance <= salience_pivot, rising linearly towards salience_factor
-                             below 0.9; marked records take marked_factor instead)
+         * salience         (salience_factor ** x, x = (importance - salience_pivot) / (0.9 - salience_pivot)
+                             clipped to -1..1: x1 at the pivot, up to salience_factor just below 0.9 and down
+                             to 1 / salience_factor as far below it; marked records take marked_factor instead)
          * updated_factor   (records whose text changed at least `frequent_updates` times)
     S  = S0 * min(1 + ln(1 + beta * access_count), max_reinforcement)
     W  = weight_floor + (1 - weight_floor) * importance
@@ -28,10 +29,12 @@ from ebbing.retention.sql import EXP_FLOOR, elapsed, literal
 
 
 def salience_multiplier(importance: np.ndarray, config: RetentionConfig) -> np.ndarray:
-    """S0's factor for salience: 1 up to the pivot, rising linearly towards `salience_factor` just below the
-    marked level (0.9); from there on `marked_factor` applies instead."""
-    share = np.clip((importance - config.salience_pivot) / (MARKED_IMPORTANCE - config.salience_pivot), 0.0, 1.0)
-    out: np.ndarray = np.where(importance >= MARKED_IMPORTANCE, 1.0, 1.0 + (config.salience_factor - 1.0) * share)
+    """S0's factor for salience, both ways and on a log scale: 1 at the pivot (a plain fact's importance), rising
+    towards `salience_factor` just below the marked level (0.9), and falling to 1 / `salience_factor` as far below
+    the pivot. What is judged unlikely to be needed leaves the live tiers sooner than its kind alone would let it:
+    a "fact" that is small talk keeps 20 days, not 60. From the marked level on `marked_factor` applies instead."""
+    share = np.clip((importance - config.salience_pivot) / (MARKED_IMPORTANCE - config.salience_pivot), -1.0, 1.0)
+    out: np.ndarray = np.where(importance >= MARKED_IMPORTANCE, 1.0, config.salience_factor ** share)
     return out
 
 
@@ -79,9 +82,9 @@ class Ebbinghaus:
         s0 = (f"(CASE {t}.kind {base} END)"
               f" * (CASE WHEN {t}.security THEN {f(c.security_factor)} ELSE 1.0::float8 END)"
               f" * (CASE WHEN {marked} THEN {f(c.marked_factor)} ELSE 1.0::float8 END)"
-              f" * (CASE WHEN {marked} THEN 1.0::float8 ELSE 1.0::float8 + "
-              f"{f(c.salience_factor - 1.0)} * least(greatest(({t}.importance - {f(c.salience_pivot)}) / "
-              f"{f(MARKED_IMPORTANCE - c.salience_pivot)}, 0.0), 1.0) END)"
+              f" * (CASE WHEN {marked} THEN 1.0::float8 ELSE power({f(c.salience_factor)}, "
+              f"least(greatest(({t}.importance - {f(c.salience_pivot)}) / "
+              f"{f(MARKED_IMPORTANCE - c.salience_pivot)}, -1.0), 1.0)) END)"
               f" * (CASE WHEN {t}.update_count >= {int(c.frequent_updates)} THEN {f(c.updated_factor)} "
               "ELSE 1.0::float8 END)")
         reinforcement = (f"least(1.0::float8 + ln(1.0::float8 + {f(c.beta)} * greatest({t}.access_count, 0)), "

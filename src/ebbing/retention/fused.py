@@ -127,8 +127,9 @@ def _compiled() -> Any:
             elapsed = now - reference
             stability = (out[i] * (1.0 + (security_factor - 1.0) * security[i])
                          * (1.0 + (marked_factor - 1.0) * (importance[i] >= marked_at))
-                         * (1.0 + (salience_factor - 1.0) * (importance[i] < marked_at)
-                            * min(max((importance[i] - salience_pivot) / (marked_at - salience_pivot), 0.0), 1.0))
+                         * salience_factor ** ((importance[i] < marked_at)
+                                               * min(max((importance[i] - salience_pivot)
+                                                         / (marked_at - salience_pivot), -1.0), 1.0))
                          * (1.0 + (updated_factor - 1.0) * (updates[i] >= frequent)))
             weight = weight_floor + (1.0 - weight_floor) * min(max(importance[i], 0.0), 1.0)
             score = max(weight * exp(-max(elapsed, 0.0) / stability), floor * (now - created[i] < protection))

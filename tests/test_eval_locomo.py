@@ -292,3 +292,18 @@ def test_worker_processes_give_the_same_results(tmp_path: Path) -> None:
         from ebbing.eval.cli import _locomo
 
         _locomo(path, "0-1", True, None, False, "session", "passage", 1, "ebbing", 0)
+
+
+@pytest.mark.parametrize(("name", "prefix"), [("conversations-dev.json", "dev"),
+                                              ("conversations-holdout.json", "hold")])
+def test_our_own_conversations_load_as_locomo(name: str, prefix: str) -> None:
+    """The development and held-out conversations (docs/conversations-brief.md) replay like LoCoMo's: two per
+    language, months long, every question's evidence resolved to turns that exist."""
+    conversations = load(Path(__file__).parent / "data" / name)
+    assert [c.sample_id for c in conversations] == [f"{prefix}-{lang}-{n}" for lang in ("en", "zh") for n in (1, 2)]
+    for conversation in conversations:
+        assert len(conversation.sessions) >= 12 and (conversation.end - conversation.turns[0].at).days >= 120
+        assert len(conversation.questions) >= 40 and conversation.unresolved == 0
+        assert conversation.without_evidence == 0
+        known = {t.dia_id for t in conversation.turns}
+        assert all(set(q.evidence) <= known for q in conversation.questions)

@@ -125,15 +125,16 @@ def evaluate(rows: Sequence[dict[str, Any]], embedder: Embedder, model: Salience
     given = [b for b in befores if b is not None]
     before_vectors = iter(embedder.embed(given) if given else [])
     contexts = [None if b is None else Context(b, classify(b).kind, next(before_vectors)) for b in befores]
+    kinds = _kinds(rows)
     judged = [model.judge(text, kind, vector, name, context) for text, kind, vector, context
-              in zip(texts, _kinds(rows), vectors, contexts, strict=True)]
+              in zip(texts, kinds, vectors, contexts, strict=True)]
     scores = np.array([j.salience for j in judged])
     labels = np.array([row["later"] for row in rows], dtype=np.float64)
     langs = np.array([row["lang"] for row in rows])
     report = {"languages": {lang: _block(scores[langs == lang], labels[langs == lang])
                             for lang in sorted(set(langs.tolist()))},
               "all": _block(scores, labels), "probe_used": judged[0].probe is not None if judged else None,
-              "by_kind": by_kind(_kinds(rows), langs, labels, scores)}
+              "by_kind": by_kind(kinds, langs, labels, scores)}
     replies = np.array([b is not None for b in befores])
     if replies.any():  # the replies judged in context, and the same replies judged alone, for comparison
         alone = np.array([j.salience if j.alone is None else j.alone for j in judged])

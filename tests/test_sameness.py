@@ -196,14 +196,75 @@ def test_the_model_alone_never_merges_a_different_value_or_whose() -> None:
     judge = RuleJudge()
     sure = 0.99
     reworded = judge.judge("I'm vegetarian, no meat please.", Kind.PREFERENCE, "Please remember I don't eat meat.",
-                           Kind.PREFERENCE, 6.0, same=sure)
-    assert reworded.verdict is Verdict.RESTATES and reworded.signals["same"] == sure
+                           Kind.PREFERENCE, 6.0, same=sure, again=sure)
+    assert reworded.verdict is Verdict.RESTATES and reworded.signals["same"] == reworded.signals["again"] == sure
+    # the same attribute, but the restatement model reads a new value of it (or was not asked): no merge
+    for again in (0.5, None):
+        assert judge.judge("I'm vegetarian, no meat please.", Kind.PREFERENCE, "Please remember I don't eat meat.",
+                           Kind.PREFERENCE, 6.0, same=sure, again=again).verdict is Verdict.DISTINCT
     for old, new in [("My gym days are Monday and Wednesday.", "I train on Tuesdays and Fridays."),  # names differ
                      ("Our budget is 80,000.", "We can spend up to 120,000."),  # numbers differ
                      ("My sister is vegetarian.", "My brother doesn't eat meat."),  # whose
                      ("I'm vegetarian.", "I switched to eating meat again."),  # a change said
                      ("I prefer dark mode", "I prefer light mode on my phone")]:  # one word swapped in a frame
-        assert judge.judge(old, Kind.FACT, new, Kind.FACT, 6.0, same=sure).verdict is not Verdict.RESTATES, new
+        assert judge.judge(old, Kind.FACT, new, Kind.FACT, 6.0, same=sure, again=sure).verdict \
+            is not Verdict.RESTATES, new
     unsure = judge.judge("I'm vegetarian, no meat please.", Kind.PREFERENCE, "Please remember I don't eat meat.",
                          Kind.PREFERENCE, 3.0, same=0.5)
     assert unsure.verdict is Verdict.DISTINCT
+
+
+@pytest.mark.parametrize(("first", "changed"), [
+    ("I prefer dark themes in every app I use.",
+     "Light mode is easier on my eyes during the day, please do light styling for the mockups."),
+    ("点外卖的话我只能吃微辣，再辣胃就受不了。",
+     "在成都待了大半年，口味彻底被带偏了，中辣特辣随便点，不辣反而没胃口。"),
+])
+def test_a_new_value_said_in_other_words_is_never_merged_into_the_old_one(smart: Memory, first: str,
+                                                                          changed: str) -> None:
+    """The pair is the same attribute (the first model is sure), but a new value of it: merging would lose the
+    value that holds now. The restatement model tells the two apart."""
+    old = smart.add(first, user_id="u", at=T0).records[0]
+    new = smart.add(changed, user_id="u", at=T0 + 40 * DAY).records[0]
+    assert new.id != old.id and smart.get(new.id).text == changed
+    assert not [e for e in smart.history(old.id) if e.type == "merge"]
+    judged = next(e for e in smart.history(new.id) if e.type == "add").data.get("judged", [])
+    about_old = [j for j in judged if j["id"] == old.id]
+    assert about_old and about_old[0]["verdict"] != "restates"
+
+
+def test_eval_updates_fits_the_restatement_model_and_counts_merged_updates(tmp_path: Path) -> None:
+    cases = [
+        {"id": "u1", "lang": "en", "type": "update", "steps": [
+            {"day": 0, "add": "I prefer dark themes in every app I use."},
+            {"day": 40, "add": "Light mode is easier on my eyes during the day, please do light styling."}],
+         "ask_day": 41, "question": "Which colour scheme do I want?", "current": "Light", "old": "dark"},
+        {"id": "r1", "lang": "en", "type": "restatement", "steps": [
+            {"day": 0, "add": "I'm allergic to penicillin.", "group": "a"},
+            {"day": 9, "add": "Penicillin gives me a bad allergic reaction, avoid it.", "group": "a"},
+            {"day": 12, "add": "My son is allergic to peanuts.", "group": "b"}], "ask_day": 20},
+    ]
+    data = tmp_path / "cases.jsonl"
+    data.write_text("\n".join(json.dumps(c) for c in cases), encoding="utf-8")
+    loaded = updates.load(data)
+    # an update's old and new value: the same attribute, not the same thing said again
+    assert [p.same for p in updates.pairs(loaded) if p.case == "u1"] == [True]
+    assert [p.same for p in updates.pairs(loaded, restatements=True) if p.case == "u1"] == [False]
+    assert [p.same for p in updates.pairs(loaded, restatements=True) if p.case == "r1"] == [True, False, False]
+    fitted = tmp_path / "restatement.npz"
+    runner = CliRunner()
+    result = runner.invoke(app, ["eval", "updates", "--data", str(data), "--fit-restatement", str(fitted), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["run"]["restatement_model"] == str(fitted) and fitted.is_file()
+    assert {"wrong_merges_elsewhere", "merge_precision_all"} <= set(report["all"])
+    missing = runner.invoke(app, ["eval", "updates", "--data", str(data), "--restatement-model",
+                                  str(tmp_path / "nope.npz")])
+    assert missing.exit_code == 2 and "restatement-model" in missing.output
+    # an update whose two statements became one record is a wrong merge, and precision over all cases says so
+    merged = updates.Outcome(loaded[0], False, {"top": "", "newest_first": False, "merged": 1, "past_found": None,
+                                                "old_superseded": False, "wrongly_superseded": []})
+    kept = updates.Outcome(loaded[1], True, {"tp": 1, "fn": 0, "fp": 0, "false_supersession": False})
+    summary = updates.summarise([merged, kept])
+    assert summary["merge_precision"] == 1.0 and summary["wrong_merges_elsewhere"] == 1
+    assert summary["merge_precision_all"] == 0.5

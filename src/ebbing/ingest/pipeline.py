@@ -32,7 +32,7 @@ from ebbing.ingest.salience import Judged, SalienceModel
 from ebbing.ingest.salience import shipped as shipped_salience
 from ebbing.ingest.turns import LatestTurns, PreviousTurns
 from ebbing.judgement.judge import STATEMENTS, Judgement, PairJudge, RuleJudge, Verdict, judged_slot
-from ebbing.judgement.sameness import SamenessModel, signal_vector
+from ebbing.judgement.sameness import SamenessModel, shipped_restatement, signal_vector
 from ebbing.judgement.sameness import shipped as shipped_sameness
 from ebbing.model import Event, Kind, MemoryRecord, Priority, Scope, content_hash, new_id, role_is_assistant, when
 from ebbing.recall.search import Background, is_cjk
@@ -143,13 +143,14 @@ class Ingest:
                  background: Callable[[], Background], config: IngestConfig, *, classifier: Classifier | None = None,
                  extractor: FactExtractor | None = None, box: SecretBox | None = None, actor: str = "api",
                  judge: PairJudge | None = None, embedder: str = "", salience: SalienceModel | None = None,
-                 sameness: SamenessModel | None = None) -> None:
+                 sameness: SamenessModel | None = None, restatement: SamenessModel | None = None) -> None:
         self.store, self.background, self.config = store, background, config
         # a placeholder's tag is random per store, not meaning (`text.placeholders`)
         self.embed: Callable[[list[str]], np.ndarray] = lambda texts: embed([untagged(t) for t in texts])
         self.embedder = embedder  # "name:dimensions": the models' probes apply to the embedder they were fitted on
         self.salience = salience or (shipped_salience() if config.salience else None)
         self.sameness = sameness or shipped_sameness()
+        self.restatement = restatement or shipped_restatement()  # a restatement rather than a new value
         self.classifier = classifier or RuleClassifier()
         self.extractor = extractor or RuleFacts()
         self.judge = judge or RuleJudge()
@@ -336,15 +337,20 @@ class Ingest:
                        for slot, head in new_slots for r in rows.get(old.id, []))
             # how likely the two state the same attribute (`ingest.sameness`); asked only of a pair that may
             # merge, and only when the model's embedding probe reads these vectors
-            likely = float(self.sameness.probabilities(
-                candidate.vector, record.embedding, signal_vector(old.text, record.text, value, old.kind, record.kind),
-                self.embedder)[0]) if _mergeable(record.kind, old.kind) and self.sameness.reads(self.embedder) \
-                else None
+            signals = signal_vector(old.text, record.text, value, old.kind, record.kind) \
+                if _mergeable(record.kind, old.kind) and self.sameness.reads(self.embedder) else None
+            likely = None if signals is None else \
+                float(self.sameness.probabilities(candidate.vector, record.embedding, signals, self.embedder)[0])
             if not self.judge.worth_judging(value, len(words & set(candidate.terms)), same) and not (
                     likely is not None and likely >= self.judge.merge_at):
                 continue
+            # and, for a pair that may merge on the first model's word, whether it is the same thing said again
+            again = float(self.restatement.probabilities(candidate.vector, record.embedding, signals,
+                                                         self.embedder)[0]) \
+                if signals is not None and likely is not None and likely >= self.judge.merge_at \
+                and self.restatement.reads(self.embedder) else None
             judgement = self.judge.judge(old.text, old.kind, record.text, record.kind, value, same_slot=same,
-                                         same=likely)
+                                         same=likely, again=again)
             if judgement.verdict is Verdict.RESTATES and not _mergeable(record.kind, old.kind):
                 judgement = Judgement(Verdict.DISTINCT, judgement.score, {**judgement.signals, "why": "kinds"})
             out.append((Neighbour(old.id, old.text, old.kind, old.access_count, value,

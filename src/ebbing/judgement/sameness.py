@@ -20,8 +20,14 @@ and kind development sets with its nearest neighbours): with look-alikes as its 
 two turns of one conversation the same attribute. The model ships as `sameness-model.npz`. The probe belongs to
 the embedder it was fitted with: any other embedder gets the token signals alone (their own fitted coefficients).
 
-It is one signal. The write-time judge merges a reworded restatement on it only when it is very sure and its
-probe reads the embedder's vectors (the token signals alone are too weak to fold two records into one).
+It is one signal. "The same attribute" covers a new value of it as much as the same thing said again, so a second
+model of the same form answers the question a merge asks: is the newer statement the same thing said again? It
+is fitted on the same pairs with other labels (`ebbing eval updates --fit-restatement`): restatements of one
+group are positive; an update's old and new value, near-misses, look-alikes and unrelated neighbours are negative.
+It ships as `restatement-model.npz`. The write-time judge merges a reworded restatement only when both models are
+very sure and their probes read the embedder's vectors (the token signals alone are too weak to fold two records
+into one): asked alone, the first model merged "I prefer dark themes" with "Light mode is easier on my eyes" and
+"我只能吃微辣" with "中辣特辣随便点" (docs/evaluation.md).
 Ranking uses it for questions about what holds now (`recall.succession.QuestionAware`): the newer of two
 statements of one attribute first, even when the question's words found only the older.
 """
@@ -42,6 +48,7 @@ from ebbing.judgement.logistic import logistic
 from ebbing.model import Kind
 
 SHIPPED = "sameness-model.npz"
+RESTATEMENT = "restatement-model.npz"  # the same form, fitted to tell a restatement from a new value
 SIGNALS = ("z", "shared", "substitutions", "value_substitutions", "numbers", "numbers_both", "names_both",
            "qualifiers", "words_old", "words_new", "cue", "same_kind", "new_episode", "old_episode")
 
@@ -133,11 +140,16 @@ def load(source: Any) -> SamenessModel:
                              data["with_probe"].astype(np.float64), data["signals_only"].astype(np.float64))
 
 
-@functools.lru_cache(maxsize=1)
-def shipped() -> SamenessModel:
-    """The model fitted on the development pairs, as shipped with the package."""
-    with resources.files("ebbing.judgement").joinpath(SHIPPED).open("rb") as handle:
+@functools.lru_cache(maxsize=2)
+def shipped(name: str = SHIPPED) -> SamenessModel:
+    """A model fitted on the development pairs, as shipped with the package: P(same attribute) by default,
+    P(the same thing said again) with `RESTATEMENT`."""
+    with resources.files("ebbing.judgement").joinpath(name).open("rb") as handle:
         return load(handle)
+
+
+def shipped_restatement() -> SamenessModel:
+    return shipped(RESTATEMENT)
 
 
 # --- fitting (ebbing eval updates --fit) -------------------------------------------------------------------

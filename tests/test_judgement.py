@@ -97,6 +97,26 @@ def test_the_newer_of_two_competing_answers_comes_first(smart: Memory) -> None:
     assert [h.record.id for h in hits][:1] == [new.id] and old.id != new.id
 
 
+@pytest.mark.parametrize(("old", "new", "question"), [
+    ("I'm on Central Time.", "FYI I'm on Mountain Time now since the move to Denver.",
+     "Which time zone should my calendar invites use?"),
+    ("回答我的时候详细一些，多给几个例子。", "以后回答简短点，直接给结论就行。", "我偏好哪种风格的回答？"),
+])
+def test_two_weak_statements_of_one_attribute_answer_together_newest_first(smart: Memory, old: str, new: str,
+                                                                            question: str) -> None:
+    # Neither statement clears the relevance floor for the question on its own; the two are one attribute.
+    first = smart.add(old, user_id="u", at=T0).records[0]
+    second = smart.add(new, user_id="u", at=T0 + 40 * DAY).records[0]
+    at = T0 + 41 * DAY
+    hits = smart.search(question, user_id="u", at=at)
+    assert [h.record.id for h in hits] == [second.id, first.id]
+    assert all(h.parts["relevance"] < smart.search_config.relevance_floor and h.parts["corroborated"] for h in hits)
+    # an unrelated question still finds nothing, and one weak statement alone does not answer
+    assert not smart.search("How do solar panels work?", user_id="u", at=at)
+    smart.add(old, user_id="alone", at=T0)
+    assert not smart.search(question, user_id="alone", at=at)
+
+
 def test_look_alikes_each_answer_their_own_question(smart: Memory) -> None:
     sister = smart.add("My sister lives in Boston.", user_id="u", at=T0).records[0]
     brother = smart.add("My brother lives in Chicago.", user_id="u", at=T0 + 5 * DAY).records[0]
@@ -105,6 +125,21 @@ def test_look_alikes_each_answer_their_own_question(smart: Memory) -> None:
     assert smart.search("Where does my sister live?", user_id="u", at=at)[0].record.id == sister.id
     assert smart.search("Where does my brother live?", user_id="u", at=at)[0].record.id == brother.id
     assert not [e for i in (sister.id, brother.id) for e in smart.history(i) if e.type == "supersede"]
+
+
+@pytest.mark.parametrize(("own", "relative"), [
+    ("My salary is 5,200 a month after tax.", "My wife's salary is 4,800 a month after tax."),
+    ("我的手机号是13812345678。", "我老婆的手机号是13698765432。"),
+])
+def test_a_relatives_value_does_not_retire_the_users_by_the_slot_rules(smart: Memory, own: str,
+                                                                         relative: str) -> None:
+    # The slot rules read both as the user's salary (phone); the judge sees whose differs, and that decides.
+    mine = smart.add(own, user_id="u", at=T0).records[0]
+    theirs = smart.add(relative, user_id="u", at=T0 + 3 * DAY).records[0]
+    assert mine.id != theirs.id
+    assert not [e for e in smart.history(mine.id) if e.type == "supersede"]
+    judged = [j for e in smart.explain(theirs.id, at=T0 + 4 * DAY)["judgements"] for j in e.get("judged", [])]
+    assert [(j["id"], j["verdict"], j["signals"]["why"]) for j in judged] == [(mine.id, "distinct", "qualifier")]
 
 
 def test_a_merged_restatement_keeps_each_saying_as_a_source(smart: Memory) -> None:

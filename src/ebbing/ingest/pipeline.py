@@ -429,6 +429,11 @@ class Ingest:
                            default=None)
             if previous is not None and previous.value.casefold() == fact.value.casefold():
                 continue  # the same value said again: nothing changes on the timeline
+            if previous is not None and judged and _told_apart(judged.get(previous.memory_id)):
+                # The slot rules read "my wife's salary" as the user's salary; the judge, reading both
+                # statements whole, found whose or which one differs. Another person's or thing's value
+                # retires nothing: it starts a timeline of its own.
+                previous = None
             row = FactRow(record.id, slot, fact.subject, fact.attribute, fact.value, fact.reason, at,
                           supersedes=previous.memory_id if previous else None,
                           root=previous.root if previous else record.id, user_id=record.user_id)
@@ -458,6 +463,12 @@ class Ingest:
         authority, so a lower source never replaces it unseen."""
         found = self.store.get(tenant, memory_id)
         return found.source if found is not None else self.authority.order[0]
+
+
+def _told_apart(judgement: Judgement | None) -> bool:
+    """Whether the judge found the pair to be about different people or things (a differing qualifier)."""
+    return (judgement is not None and judgement.verdict is Verdict.DISTINCT
+            and judgement.signals.get("why") == "qualifier")
 
 
 def tag_key(store: Meta) -> bytes:

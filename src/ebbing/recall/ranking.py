@@ -14,7 +14,7 @@ import numpy as np
 from ebbing.embed.base import Embedder
 from ebbing.judgement import sameness
 from ebbing.model import Hit, MemoryRecord, Scope
-from ebbing.recall import succession
+from ebbing.recall import succession, whose
 from ebbing.recall.blas import one_thread
 from ebbing.recall.cold import ColdIndex
 from ebbing.recall.search import Background, Scored, SearchConfig, is_cjk, score_candidates
@@ -75,21 +75,30 @@ class Ranker:
         history = asks_about_history(query)
         ordering = succession.for_question(self.succession, query)
         floor = self.config.relevance_floor
-        # Candidates under the floor are scored only when succession may pull one up from there.
-        scoring = dataclasses.replace(self.config, relevance_floor=0.0) \
-            if ordering.pulls and not history else self.config
+        # Candidates under the floor are scored only when succession may pull one up from there, or two of them
+        # may answer together.
+        under = ordering.pulls or ordering.corroborated_relevance <= floor
+        scoring = dataclasses.replace(self.config, relevance_floor=0.0) if under and not history else self.config
         goal_vector = self.embedder.embed([goal], query=True)[0] if goal else None
 
         def score(found: list[Candidate]) -> list[Scored]:
             weights = self._retention_weights(found, now)
             if not history:  # the current value first; a question about the past sees all
                 weights = {c.key: weights[c.key] * STALE_WEIGHT if c.stale else weights[c.key] for c in found}
+            # the user's own value before another person's, for a question about the user (ebbing.recall.whose)
+            others = {c.key: w for c, w in zip(found, whose.weights(query, [c.text for c in found]), strict=True)
+                      if w < 1.0}
+            weights = {key: weight * others.get(key, 1.0) for key, weight in weights.items()}
             if goal and goal_vector is not None:  # seed 004 §3.4: what serves the current task ranks higher
                 weights = {key: weight * value for (key, weight), value in
                            zip(weights.items(), self._goal_weights(found, goal, goal_vector), strict=True)}
             with one_thread():  # small products: BLAS threads would only spin (ebbing.recall.blas)
-                return score_candidates(found, query, query_vector, words, self.background(), scoring,
-                                        retention=weights.__getitem__)
+                out = score_candidates(found, query, query_vector, words, self.background(), scoring,
+                                       retention=weights.__getitem__)
+            for s in out:  # shown in the hit's parts, so `explain` and the inspector can say why it ranks lower
+                if s.key in others:
+                    s.parts["another_person"] = others[s.key]
+            return out
 
         every = score(found)
         if include_cold or (include_cold is None and self._live_is_weak(every, limit)):
@@ -106,6 +115,12 @@ class Ranker:
                 found += archived
                 every = sorted(every + score(archived), key=lambda s: (-s.score, -s.parts["cosine"], s.key))
         scored = [s for s in every if s.parts["relevance"] >= floor]
+        if not scored and not history and ordering.corroborated_relevance <= floor:
+            # nothing clears the floor: two weakly relevant statements of one attribute may answer together
+            weak = [s for s in every if s.parts["relevance"] >= ordering.corroborated_relevance]
+            scored = succession.corroborated(weak[:ordering.corroborated_considered], {c.key: c for c in found},
+                                             self.background(), ordering,
+                                             succession.Sameness(self.sameness, self.space))
         with one_thread():
             if not history:  # the newer of two competing answers first (ebbing.recall.succession)
                 scored = succession.order(scored, {c.key: c for c in found}, query, self.background(),

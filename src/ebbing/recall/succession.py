@@ -32,11 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ebbing.judgement.align import CONTENT, PEOPLE_KEYS, Alignment, align, tokens
+from ebbing.judgement.align import Alignment, align, tokens
 from ebbing.judgement.judge import STATEMENTS
 from ebbing.judgement.sameness import SamenessModel, shipped, signal_vector
 from ebbing.model import LIVE_TIERS, Hit, Kind, MemoryRecord
 from ebbing.recall.search import Background, Scored, is_cjk
+from ebbing.recall.whose import relations_at_opening
 from ebbing.store.base import Candidate
 
 
@@ -57,6 +58,10 @@ class SuccessionConfig:
     min_pull_same: float = 2.0
     pull_depth: int = 3  # ... for the hits this near the top only (where the answer is read)
     min_gap: float = 3600.0  # seconds between the two sayings
+    # When nothing clears the relevance floor, two statements of one attribute with at least this relevance each
+    # answer together, the newer first (`corroborated`; > 1: off)
+    corroborated_relevance: float = 2.0
+    corroborated_considered: int = 6  # the best this many candidates under the floor are looked at
 
     @property
     def pulls(self) -> bool:
@@ -72,7 +77,8 @@ UPDATES_FIRST = SuccessionConfig(min_pair_z=1.5, min_same=0.5, min_pull_same=0.6
 # Updates first where it costs least: the newer statement of the attribute jumps only onto the first answer, and
 # the pair model (fitted with pairs of different things said on one topic among its negatives) must be 0.4 sure.
 # Chosen on earlier held-out sets with a development-only model (docs/evaluation.md).
-CURRENT_VALUES = SuccessionConfig(min_pair_z=1.5, min_same=0.4, min_pull_same=0.4, pull_depth=1)
+CURRENT_VALUES = SuccessionConfig(min_pair_z=1.5, min_same=0.4, min_pull_same=0.4, pull_depth=1,
+                                  corroborated_relevance=0.1)  # chosen on the development sets (docs/evaluation.md)
 
 # A question about an event asks what happened, not what holds now: an auxiliary or a time in the past
 # ("when did ...", "what was ...", "two weeks ago"), or Chinese aspect and time words ("去了哪", "买过什么", "上次").
@@ -116,13 +122,12 @@ class Sameness:
 
 
 _SPECIFIC = ("qualifier", "name", "num")  # what a question names to tell two alike statements apart
-_OPENING = 4  # content words at the start of a statement, where whose it is gets said ("my wife's mobile")
 
 
 def competes(query: set[str], older: str, newer: str) -> bool:
     """Whether `newer` answers the question in place of `older` (see the module's doc); `query` holds the
     question's qualifiers, names and numbers."""
-    old, new = tokens(older), tokens(newer)
+    old = tokens(older)
     # Only what the question names can tell the two apart: when the older holds none of it, no span of theirs
     # can, and the alignment (the costly part of ordering a search) is not needed.
     if query & {t.key for t in old if t.tag in _SPECIFIC}:
@@ -131,9 +136,8 @@ def competes(query: set[str], older: str, newer: str) -> bool:
             asked = query & _differing(pair, "old", tag) - _differing(pair, "new", tag)
             if asked and _differing(pair, "new", tag) - query:
                 return False
-    opening = [t for t in new if t.tag in CONTENT][:_OPENING]
-    others = {t.key for t in opening if t.key in PEOPLE_KEYS} - query - {t.key for t in old}
-    return not others  # "my wife's mobile is ..." is no newer value of mine
+    others = relations_at_opening(newer) - query - {t.key for t in old}
+    return not others  # "my wife's mobile is ..." is no newer value of mine (ebbing.recall.whose)
 
 
 def _differing(pair: Alignment, side: str, tag: str) -> set[str]:
@@ -247,3 +251,40 @@ def successors_first(hits: Sequence[Hit], successor: dict[str, str], found: dict
             continue
         position += 2
     return out
+
+
+
+def corroborated(weak: Sequence[Scored], candidates: dict[int, Candidate], background: Background,
+                 config: SuccessionConfig, sameness: Sameness) -> list[Scored]:
+    """When nothing clears the relevance floor: the best pair among `weak` (candidates with some relevance, best
+    first) that are two statements of one attribute said at different times, the newer first, else nothing.
+
+    A question about what holds now often shares little with either statement ("what should I put on the
+    delivery form?" against "Just signed the lease on 27 Harrow Lane" and "We moved, the place is 9 Quarry
+    Road"). One weakly relevant statement is not evidence enough to answer; two that the pair model calls the
+    same attribute, both leaning towards the question, corroborate each other, and the newer is the answer."""
+    if len(weak) < 2:
+        return []
+    found = [candidates[s.key] for s in weak]
+    vectors = np.stack([c.vector for c in found]).astype(np.float32)
+    pair_z = background.pairs(vectors, np.array([is_cjk(c.text) for c in found]))
+    born_at = np.array([float(c.retention[6]) for c in found])
+    kinds = [Kind(c.retention[0]) for c in found]
+    best: tuple[float, int, int] | None = None
+    for i, j in zip(*np.nonzero((born_at[None, :] - born_at[:, None] >= config.min_gap)
+                                & (pair_z >= config.min_pair_z)), strict=True):
+        if kinds[i] not in STATEMENTS or found[i].stale or found[j].stale:
+            continue
+        if not competes(set(), found[i].text, found[j].text):  # another person's value is no newer one of mine
+            continue
+        signals = signal_vector(found[i].text, found[j].text, float(pair_z[j, i]), kinds[i], kinds[j])
+        likely = float(sameness.model.probabilities(vectors[i], vectors[j], signals, sameness.embedder)[0])
+        together = weak[i].score + weak[j].score
+        if likely >= config.min_pull_same and (best is None or together > best[0]):
+            best = (together, int(i), int(j))
+    if best is None:
+        return []
+    _, older, newer = best
+    top = max(weak[older].score, weak[newer].score)
+    return [Scored(weak[newer].key, top, {**weak[newer].parts, "succeeds": 1.0, "corroborated": 1.0}),
+            Scored(weak[older].key, weak[older].score, {**weak[older].parts, "corroborated": 1.0})]

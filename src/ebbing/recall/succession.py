@@ -262,7 +262,10 @@ def corroborated(weak: Sequence[Scored], candidates: dict[int, Candidate], backg
     A question about what holds now often shares little with either statement ("what should I put on the
     delivery form?" against "Just signed the lease on 27 Harrow Lane" and "We moved, the place is 9 Quarry
     Road"). One weakly relevant statement is not evidence enough to answer; two that the pair model calls the
-    same attribute, both leaning towards the question, corroborate each other, and the newer is the answer."""
+    same attribute, both leaning towards the question, corroborate each other, and the newer is the answer. Each
+    must lean towards it in meaning (some vector relevance): a word shared alone ("吃", "Monday") is how off-topic
+    questions found such pairs on the held-out sets."""
+    weak = [s for s in weak if s.parts["vector"] > 0.0]
     if len(weak) < 2:
         return []
     found = [candidates[s.key] for s in weak]

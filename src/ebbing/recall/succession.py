@@ -19,6 +19,9 @@ attribute jump onto the first answer from much lower down, even from under the r
 question's words often find only the old value (`CURRENT_VALUES`). A question about an event ("when did ...",
 "那天吃了什么") keeps the conservative rule: there a newer statement on the same topic is just another event.
 
+When nothing clears the relevance floor, two weakly relevant statements of one attribute answer together, the
+newer first (`corroborated`): each alone is too little evidence, the pair is not.
+
 Records the judge did retire (`stale`) never rank above their successor (`successors_first`: the successor
 moves up, or comes in when the search did not find it); questions about the past ("what was my old
 address", "之前的地址") keep the plain ranking.
@@ -251,7 +254,6 @@ def successors_first(hits: Sequence[Hit], successor: dict[str, str], found: dict
             continue
         position += 2
     return out
-
 
 
 def corroborated(weak: Sequence[Scored], candidates: dict[int, Candidate], background: Background,

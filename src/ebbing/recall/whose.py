@@ -31,9 +31,11 @@ def asks_about_user(query: str) -> bool:
     return not any(t.key in PEOPLE_KEYS or t.tag == "name" for t in tokens(query))
 
 
-# Before a relation, these say the user did something with them ("dinner with my boyfriend", "跟朋友去新疆");
+# Before a relation, these say the user did something with them ("dinner with my boyfriend", "跟朋友去新疆") or
+# to or for them ("sold the Honda to my nephew", "在合伙人会上", "卖给表弟"): the relation is not whose value it is;
 # after one, "and I" / "和我" make it the user's own too ("my wife and I moved"): neither is another's value.
-_WITH = frozenset("with and together 跟 和 同 与 带 陪 带着 陪着 跟着".split())
+_WITH = frozenset("""with and together to for from at in on by 跟 和 同 与 带 陪 带着 陪着 跟着 给 向 替 为 对
+    卖给 送给 交给 发给""".split())
 _POSSESSIVE = frozenset("my our the a 我 我们 的".split())
 _AND_ME = (("and", "i"), ("and", "me"), ("和", "我"), ("跟", "我"), ("与", "我"))
 
@@ -55,7 +57,7 @@ def relations_at_opening(text: str) -> set[str]:
         if token.key not in PEOPLE_KEYS:
             continue
         before = i - 1
-        while before >= 0 and found[before].key in _POSSESSIVE:
+        while before >= 0 and (found[before].key in _POSSESSIVE or found[before].tag == "name"):  # 给孙经理
             before -= 1
         if before >= 0 and found[before].key in _WITH:
             continue

@@ -80,6 +80,23 @@ def test_the_newer_statement_comes_first_and_the_old_one_stays_for_the_past(
     assert before.id in [h.record.id for h in smart.search(past, user_id="u", at=T0 + 41 * DAY)[:3]]
 
 
+@pytest.mark.parametrize(("old", "new", "question"), [
+    ("Tell me the weather in Fahrenheit.", "Switch to Celsius from now on, I've lived in Europe long enough.",
+     "Which temperature unit should the forecast use?"),
+    ("写代码我用VS Code，插件装了一堆。", "Cursor真香，已经回不去了，快捷键帮我按这个习惯配一下。",
+     "我平时写代码用的什么编辑器？"),
+])
+def test_a_standing_arrangement_taken_for_a_remark_still_has_a_successor(
+        smart: Memory, old: str, new: str, question: str) -> None:
+    before = smart.add(old, user_id="u", at=T0).records[0]
+    assert before.kind is Kind.TEMPORARY  # what the classifier makes of it; the ranking must not depend on that
+    after = smart.add(new, user_id="u", at=T0 + 30 * DAY).records[0]
+    hits = smart.search(question, user_id="u", at=T0 + 31 * DAY)
+    assert [h.record.id for h in hits][:2] == [after.id, before.id]
+    # a question about an event keeps the conservative rule: the remark is not an old value there
+    assert Kind.TEMPORARY not in succession.SuccessionConfig().succeeded
+
+
 @pytest.mark.parametrize("question", [
     "Which car do I drive?", "Where should my parcels go?", "Who is my dentist these days?",
     "What's the wifi password?", "How much is the rent now?",

@@ -5,7 +5,8 @@ Ave since last week"), and the write-time judge (`ingest.judge`) only retires an
 So ranking resolves the rest without destroying anything: a hit moves directly above an older hit when
 
 - it is about as relevant to the question (its score at least `score_ratio` of the older one's),
-- the older one is a fact, preference or decision (what can have a new value), and
+- the older one is a fact, preference or decision (what can have a new value; for a question about what holds
+  now also a remark, which is often a standing wish or arrangement the classifier could not tell), and
 - the two are about the same thing: their own calibrated vector relevance at least `min_pair_z` and, when
   configured, the sameness model (`ingest.sameness`) at least `min_same` sure they state the same attribute,
 - they were said at different times (`min_gap` apart), and
@@ -65,6 +66,9 @@ class SuccessionConfig:
     # answer together, the newer first (`corroborated`; > 1: off)
     corroborated_relevance: float = 2.0
     corroborated_considered: int = 6  # the best this many candidates under the floor are looked at
+    # The kinds an older hit must be of to have a successor: what can hold a value (an episode is just another
+    # event, whatever came after it)
+    succeeded: frozenset[Kind] = STATEMENTS
 
     @property
     def pulls(self) -> bool:
@@ -80,8 +84,12 @@ UPDATES_FIRST = SuccessionConfig(min_pair_z=1.5, min_same=0.5, min_pull_same=0.6
 # Updates first where it costs least: the newer statement of the attribute jumps only onto the first answer, and
 # the pair model (fitted with pairs of different things said on one topic among its negatives) must be 0.4 sure.
 # Chosen on earlier held-out sets with a development-only model (docs/evaluation.md).
+# A standing arrangement the classifier took for a passing remark ("Book club meets at Maria's house the first
+# Thursday of each month", "写代码我用VS Code") still has a newer value for such a question; `corroborated` keeps
+# to statements, so two weak sayings never answer on a remark's strength.
 CURRENT_VALUES = SuccessionConfig(min_pair_z=1.5, min_same=0.4, min_pull_same=0.4, pull_depth=1,
-                                  corroborated_relevance=0.1)  # chosen on the development sets (docs/evaluation.md)
+                                  corroborated_relevance=0.1,  # chosen on the development sets (docs/evaluation.md)
+                                  succeeded=STATEMENTS | {Kind.TEMPORARY})
 
 # A question about an event asks what happened, not what holds now: an auxiliary or a time in the past
 # ("when did ...", "what was ...", "two weeks ago"), or Chinese aspect and time words ("去了哪", "买过什么", "上次").
@@ -205,7 +213,7 @@ def order(scored: Sequence[Scored], candidates: dict[int, Candidate], query: str
 
     def succeeds(newer: Scored, older: Scored, position: int) -> bool:
         i, j = index[older.key], index[newer.key]
-        if not possible[i, j] or kinds[i] not in STATEMENTS:  # only a fact, preference or decision has a successor
+        if not possible[i, j] or kinds[i] not in config.succeeded:  # only what holds a value has a successor
             return False
         # about as relevant and the same attribute, or (also from under the floor) surely the same attribute
         if newer.key in pulled or newer.score < config.score_ratio * older.score:

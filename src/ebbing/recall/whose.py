@@ -32,7 +32,7 @@ def asks_about_user(query: str) -> bool:
 
 
 # Before a relation, these say the user did something with them ("dinner with my boyfriend", "跟朋友去新疆") or
-# to or for them ("sold the Honda to my nephew", "在合伙人会上", "卖给表弟"): the relation is not whose value it is;
+# to or for them ("sold the Honda to my nephew", "in the partner meetings", "卖给表弟"): not whose value it is;
 # after one, "and I" / "和我" make it the user's own too ("my wife and I moved"): neither is another's value.
 _WITH = frozenset("""with and together to for from at in on by 跟 和 同 与 带 陪 带着 陪着 跟着 给 向 替 为 对
     卖给 送给 交给 发给""".split())

@@ -30,6 +30,16 @@ REQUESTS = [
     ("I'd rather you didn't remember my ex's name.", "field"),
     ("忘掉我跟你说的关于我换工作的事", "topic"),
 ]
+# The request points back ("it", "all of it") at what the message named first; a remark stays the previous message.
+ANTECEDENTS = [
+    ("I'm not comfortable with you storing my salary. Please remove it.", "field", "my salary"),
+    ("Everything about Priscilla, please delete it.", "entity", "Priscilla"),
+    ("ok the Maple St deal is dead. wipe all of it", "topic", "the Maple St deal"),
+    ("Tariq doesn't need to be in your memory anymore. Could you get rid of all of it?", "entity", "Tariq"),
+    ("wait why do you have my SSN?? delete that right now", "field", "my SSN"),
+    ("Ugh, my boss is awful. Forget that.", "previous", ""),
+    ("Sorry, that was too much. Could you not keep that?", "previous", ""),
+]
 NEAR_MISSES = [
     "I forgot my keys again",
     "don't forget to call mom",
@@ -52,6 +62,12 @@ NEAR_MISSES = [
 def test_requests_are_detected_with_their_kind(text: str, kind: str) -> None:
     request = detect(text)
     assert request is not None and request.kind == kind
+
+
+@pytest.mark.parametrize(("text", "kind", "target"), ANTECEDENTS)
+def test_it_means_what_the_message_named_before_it(text: str, kind: str, target: str) -> None:
+    request = detect(text)
+    assert request is not None and (request.kind, request.target) == (kind, target)
 
 
 @pytest.mark.parametrize("text", NEAR_MISSES)
@@ -88,6 +104,21 @@ def test_a_topic_request_forgets_the_topic_and_keeps_the_look_alike(smart: Memor
     assert [e.type for e in result.events][-1] == "forget_request"
     assert [(e["memory_id"], e["reason"]) for e in smart.forgotten(until=T0)] == [(school, "asked by the user")]
     assert not [h for h in smart.search("daughter school", user_id="u", at=T0) if h.record.id == school]
+
+
+@pytest.mark.parametrize(("texts", "message", "targets"), [
+    (["Maya's been getting bullied at Hillcrest Middle. I'm meeting the principal Thursday.",
+      "We're thinking of pulling Maya out of Hillcrest and moving her to Oak Ridge Academy.",
+      "I'm vegetarian, just so you know for recipe ideas."],
+     "Could you forget what I told you about Maya's school situation? It's sorted now.", [0, 1]),
+    (["单位体检查出甲状腺结节，医生让半年后复查。", "婆婆老嫌我乱花钱，为这事跟她闹矛盾了。", "我对虾过敏。"],
+     "我跟婆婆闹矛盾那些事，你都别记了。", [1]),
+], ids=["story-steps-are-one-topic", "zh-description-no-record-names"])
+def test_a_described_topic_goes_whole(smart: Memory, texts: list[str], message: str, targets: list[int]) -> None:
+    ids = _history(smart, "u", texts, [60, 30, 10])
+    result = smart.add(message, user_id="u", at=T0)
+    assert result.forget is not None and not result.forget.ambiguous
+    assert sorted(r.id for r in result.forget.forgotten) == sorted(ids[i] for i in targets)
 
 
 def test_a_field_request_in_chinese_keeps_another_persons_value(smart: Memory) -> None:

@@ -78,12 +78,57 @@ def detect(text: str) -> ForgetRequest | None:
     keep = tuple(k for k in (m.group("keep").strip(" ,.") for p in _KEEP for m in p.finditer(masked)) if k)
     if keep:
         found = replace(found, keep=keep)
+    if _ANAPHOR.fullmatch(found.target) or (found.kind == "previous" and not _BACK.search(masked)
+                                            and not _points_here(found.cue)):
+        # "my salary. Please remove it", "the Maple St deal is dead. wipe all of it": "it" is what the message named
+        before = masked[:masked.find(found.cue)] if found.cue in masked else ""
+        named = _antecedent(before)
+        # "Ugh, my boss is awful. Forget that." means the remark, not everything about the boss: the earlier words
+        # count only when they say what is kept, what ended, or the request takes in all of it
+        said = re.match(r"\s*(?:everything|anything|all|any)\b", found.target, re.I) or _KEPT_OR_ENDED.search(before)
+        if named is not None and said:
+            found = replace(named, cue=found.cue, keep=found.keep)
     if found.kind == "this" and _BACK.search(masked):
         return replace(found, kind="previous")  # "刚才那个不要保存", "这句话就不用记着了" after 刚才
     if found.kind == "previous" and _has_content(masked, found) and not _BACK.search(masked):
         # "don't save this" inside a message that says something else means that message
         return replace(found, kind="this") if _points_here(found.cue) else found
     return found
+
+
+# A target that only points at something the message named before it ("everything about it", "all of that").
+_ANAPHOR = lazy(r"(?:(?:everything|anything|all|any)(?: of)?(?: (?:you'?ve got|you have|you know|i told you))?"
+                r"(?: (?:about|on|of))?\s+)?(?:it|that|them|this)", re.I)
+# What a message names before its request: "my salary", "everything about Priscilla", "the Japan trip", "Tariq".
+_NAMED = lazy(r"(?i:\b(?:about|regarding)\s+(?P<about>[^.,;!?—–]+)"
+              r"|\b(?P<own>(?:my|our|the|that|this|those)\s+[^.,;!?—–]+))"
+              r"|(?P<name>\b[A-Z][a-z]+(?:\s+[A-Z][\w-]*)*)")
+_NP_END = lazy(r"\s+(?:is|was|are|were|isn'?t|wasn'?t|aren'?t|doesn'?t|don'?t|didn'?t|has|have|had|got|saved|stored|"
+               r"on file|anymore|any more|so|because|since|now|finally|too|here|there|at some point|if|and i|but|been|"
+               r"long gone|gone|over|'?s been|completed|ended|through|"
+               r"which|that i|i)\b.*$|'s (?:off|gone|over|dead|done|sold|cancell?ed|finished)\b.*$", re.I | re.S)
+_KEPT_OR_ENDED = lazy(r"\b(?:stor(?:e|ed|ing)|keep(?:ing)?|kept|sav(?:e|ed|ing)|have|has|having|got|memory|remember|"
+                      r"on file|record|notes|about|regarding|dead|over|gone|sold|done|cancell?ed|finished|off|"
+                      r"completed|ended|quit|left|retir(?:e|ed|ing)|not happening|isn'?t happening|fell through)\b",
+                      re.I)
+_INTERJECTIONS = frozenset("""sorry ha haha hmm ugh wait nope yeah yes no ok okay hey hi oh ah um uh well actually
+    honestly right so also anyway lol omg god gosh oops please thanks january february march april may june july
+    august september october november december""".split())
+
+
+def _antecedent(before: str) -> ForgetRequest | None:
+    """The request a message means when its request points back ("it", "all of that") at what it named first."""
+    for match in _NAMED.finditer(before):
+        phrase = match.group("about") or match.group("own") or match.group("name")
+        if match.group("name") and phrase.split()[0].casefold() in _INTERJECTIONS | _NOT_NAME_WORDS:
+            continue
+        phrase = _NP_END.sub("", phrase).strip()
+        if not re.search(r"[A-Za-z]{3,}", phrase) or _ANAPHOR.fullmatch(phrase):
+            continue
+        request = _object_en(phrase, "", memory=True)
+        if request is not None and request.kind in ("topic", "field", "entity") and request.target != _PRONOUN:
+            return request
+    return None
 
 
 # Words that point back at what was said before ("forget what I just said", "刚才那句", "当我没说").

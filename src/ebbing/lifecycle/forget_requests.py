@@ -117,9 +117,10 @@ def choose(request: ForgetRequest, hits: Sequence[Hit], config: ForgetConfig) ->
     hits = [h for h in hits if not kept(request, h.record.text)]
     if request.kind == "entity":
         names = names_in(request.target)
-        if names:
-            named = [h for h in hits if any(_mentions(h.record.text, n) for n in names)]
+        named = [h for h in hits if any(_mentions(h.record.text, n) for n in names)]
+        if named:
             return named, False
+        # no record says the name: it was a description ("婆婆闹矛盾", "她出国留学"), chosen as a topic is
     names = names_in(request.target) if not re.search(r"[\u4e00-\u9fff]", request.target) else []
     strong = [h for h in hits if h.parts.get("relevance", 0.0) >= config.min_relevance
               and not someone_else(request.target, h.record.text)
@@ -263,6 +264,11 @@ class Requests:
         names or which-one words differ), neither replaced by the other. A topic's several facts about one thing
         ("my divorce": the lawyer, the mediation date) are different attributes and all go."""
         if request.kind not in ("field", "topic") or len(chosen) < 2 or self.same_attribute is None:
+            return False
+        described = [t for t in tokens(search_words(request.target)) if t.tag in ("word", "name", "qualifier", "num")]
+        if request.kind == "topic" and field_of(request.target) is None and len(described) > 1:
+            # a described topic is one story whose steps differ in names and places ("Maya's school situation":
+            # bullied at one school, moved to another); a bare name or kind ("张老师", "Sam") may mean two
             return False
         if len(search_words(request.target).split()) > 3 and not re.search(r"[\u4e00-\u9fff]", request.target):
             return False  # a long description names one thing

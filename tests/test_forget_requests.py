@@ -38,6 +38,7 @@ ANTECEDENTS = [
     ("Tariq doesn't need to be in your memory anymore. Could you get rid of all of it?", "entity", "Tariq"),
     ("wait why do you have my SSN?? delete that right now", "field", "my SSN"),
     ("Ugh, my boss is awful. Forget that.", "previous", ""),
+    ("My sister has twins. Forget that.", "previous", ""),
     ("Sorry, that was too much. Could you not keep that?", "previous", ""),
 ]
 NEAR_MISSES = [

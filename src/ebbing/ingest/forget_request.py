@@ -107,10 +107,11 @@ _NP_END = lazy(r"\s+(?:is|was|are|were|isn'?t|wasn'?t|aren'?t|doesn'?t|don'?t|di
                r"on file|anymore|any more|so|because|since|now|finally|too|here|there|at some point|if|and i|but|been|"
                r"long gone|gone|over|'?s been|completed|ended|through|"
                r"which|that i|i)\b.*$|'s (?:off|gone|over|dead|done|sold|cancell?ed|finished)\b.*$", re.I | re.S)
-_KEPT_OR_ENDED = lazy(r"\b(?:stor(?:e|ed|ing)|keep(?:ing)?|kept|sav(?:e|ed|ing)|have|has|having|got|memory|remember|"
-                      r"on file|record|notes|about|regarding|dead|over|gone|sold|done|cancell?ed|finished|off|"
-                      r"completed|ended|quit|left|retir(?:e|ed|ing)|not happening|isn'?t happening|fell through)\b",
-                      re.I)
+# ("you have my SSN", "the deal is dead"; not "my sister has twins", "my boss left early")
+_KEPT_OR_ENDED = lazy(r"\b(?:stor(?:e|ed|ing)|keep(?:ing)?|kept|sav(?:e|ed|ing)|you(?:'ve)? (?:have|having|got)|"
+                      r"memory|remember|on file|record|notes|about|regarding|dead|gone|sold|done|cancell?ed|"
+                      r"finished|(?:is|'s|are|was|were) (?:over|off)|completed|ended|quit|retir(?:e|ed|ing)|"
+                      r"not happening|isn'?t happening|fell through)\b", re.I)
 _INTERJECTIONS = frozenset("""sorry ha haha hmm ugh wait nope yeah yes no ok okay hey hi oh ah um uh well actually
     honestly right so also anyway lol omg god gosh oops please thanks january february march april may june july
     august september october november december""".split())

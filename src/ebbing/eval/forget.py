@@ -155,14 +155,19 @@ def summarise(outcomes: Sequence[Outcome]) -> dict[str, Any]:
 
 def run(cases: Sequence[Case], embedder: Embedder, *, on_case: Callable[[], None] | None = None,
         folder: Path | None = None) -> tuple[dict[str, Any], list[Outcome]]:
-    """Replay every case into one store (a user per case) and score it; per language and in all."""
+    """Replay every case into a store of its own and score it; per language and in all.
+
+    A store per case, not a user per case in one store: keyword statistics (bm25's document frequencies)
+    span a whole store, so cases sharing one would shift each other's relevance and an outcome would
+    depend on its neighbours in the file.
+    """
     cache = embedder if isinstance(embedder, CachingEmbedder) else CachingEmbedder(embedder)
     cache.prime([m["text"] for c in cases for m in c.memories] + [c.turn["text"] for c in cases])
     outcomes = []
-    with tempfile.TemporaryDirectory(prefix="ebbing-forget-", dir=folder) as tmp, \
-            Memory(Path(tmp) / "forget.db", embedder=cache, archive=Path(tmp) / "archive") as mem:
-        for case in cases:
-            outcomes.append(judge_case(mem, case))
+    with tempfile.TemporaryDirectory(prefix="ebbing-forget-", dir=folder) as tmp:
+        for n, case in enumerate(cases):
+            with Memory(Path(tmp) / f"case-{n}.db", embedder=cache, archive=Path(tmp) / f"archive-{n}") as mem:
+                outcomes.append(judge_case(mem, case))
             if on_case:
                 on_case()
     languages = sorted({o.case.lang for o in outcomes})

@@ -41,6 +41,38 @@ ANTECEDENTS = [
     ("My sister has twins. Forget that.", "previous", ""),
     ("Sorry, that was too much. Could you not keep that?", "previous", ""),
 ]
+# Chat as it is typed: a slipped key, an emoji for a full stop, "it" for a thing, a verb of moving things out.
+CHAT_REQUESTS = [
+    ("forgt all the stuff abt my crypto disaster pls", "topic", "my crypto disaster"),
+    ("cna you forget about my mug shop, all of it", "topic", "my mug shop"),
+    ("erase taht pls, wasn't fair of me", "previous", ""),
+    ("strike that from the record lol", "previous", ""),
+    ("Sold the Jeep yesterday 🎉 you can drop everything about it", "entity", "the Jeep"),
+    ("Right, I'm cutting Pete off. Take him out of your memory, everything.", "entity", "Pete"),
+    ("Take the numbers out of your memory would you", "topic", "the numbers"),
+    ("lol ok we don't need to remember brennan anymore", "topic", "brennan"),
+    ("since I'm leaving brightline you can delete my work email, it'll be dead soon anyway", "field",
+     "my work email"),
+    ("hey can you erase the garage code?", "topic", "the garage code"),
+    ("Can you get rid of Jake's number? You can keep the rest about him", "field", "Jake's number"),
+    ("The fence fight with Doug is over and done, can you get rid of all that?", "topic",
+     "The fence fight with Doug"),
+    ("Can we pretend Jess never existed? Wipe her.", "entity", "Jess"),
+    ("私人邮箱删一下吧，工作的保留", "field", "私人邮箱"),
+    ("Kevin的所有信息帮我delete掉", "entity", "Kevin"),
+    ("老周相关的全都擦掉吧，我们和好了", "entity", "老周"),
+    ("我自己的银行卡号删了，房东那个留着", "field", "我自己的银行卡号"),
+    ("嘉兴那套房已经卖了，关于它的信息你都可以清除了。", "topic", "嘉兴那套房"),
+    ("我现在一想到煤球就哭，麻烦你把它的事都抹掉吧。", "topic", "煤球"),
+    # 这 points back at what was just said unless the message confides something of its own
+    ("啊不对，这个别存档，太丢人了。", "previous", ""),
+    ("哈哈这个别存，被我老公看到我就完了", "previous", ""),
+    ("这个别存档啊，我年终奖拿了八万，组里最高，被人知道了不好。", "this", ""),
+    ("不要写进记忆里：我和老公在谈离婚，还没跟任何人说。", "this", ""),
+    ("别记录。今天在公司厕所哭了。没事了已经", "this", ""),
+    ("啊啊啊 把上一条删掉 太丢人了", "previous", ""),
+    ("撤回撤回，最后那句你别记下来", "previous", ""),
+]
 NEAR_MISSES = [
     "I forgot my keys again",
     "don't forget to call mom",
@@ -56,6 +88,16 @@ NEAR_MISSES = [
     "Forget is a nice word.",
     "Delete the staging database on Friday.",
     "把测试库删了",
+    "I forgot my keys, u know how it is",
+    "we don't need to remember to buy milk, I got some",
+    "I hope you can delete the draft",
+    "I cleaned the kitchen, took the trash out of the house",
+    "clean the garage this weekend",
+    "delete the email from Sam",
+    "Please forge ahead with the plan",
+    "我把照片擦掉了",
+    "聊天记录删了",
+    "我的照片删了，视频留着",
 ]
 
 
@@ -67,6 +109,12 @@ def test_requests_are_detected_with_their_kind(text: str, kind: str) -> None:
 
 @pytest.mark.parametrize(("text", "kind", "target"), ANTECEDENTS)
 def test_it_means_what_the_message_named_before_it(text: str, kind: str, target: str) -> None:
+    request = detect(text)
+    assert request is not None and (request.kind, request.target) == (kind, target)
+
+
+@pytest.mark.parametrize(("text", "kind", "target"), CHAT_REQUESTS)
+def test_requests_typed_as_chat_are_read(text: str, kind: str, target: str) -> None:
     request = detect(text)
     assert request is not None and (request.kind, request.target) == (kind, target)
 
@@ -171,12 +219,21 @@ def test_two_addresses_held_at_once_make_a_field_request_ask(smart: Memory) -> N
     ("the interview", ["Interview with Spotify on Monday.", "The Spotify interview went great."], False),  # one
     ("my divorce", ["My divorce lawyer is Jane Ortiz.", "Divorce mediation is on May 3."], False),  # one divorce
     ("the wedding stuff we planned", ["Wedding at Rosewood on June 3.", "Cousin Amy's wedding on May 9."], False),
-], ids=["two", "rescheduled", "same-one", "facts-of-one", "not-one-word"])
+    ("the peloton", ["Rode the Peloton 5 days this week.", "The Peloton subscription is $44/month."], False),
+], ids=["two", "rescheduled", "same-one", "facts-of-one", "not-one-word", "a-proper-name-is-one"])
 def test_a_thing_named_by_its_kind_alone_that_fits_two_makes_the_request_ask(target: str, texts: list[str],
                                                                                ask: bool) -> None:
     hits = [Hit(MemoryRecord(id=f"r{i}", text=t, kind=Kind.FACT, importance=0.5, priority=Priority.P1,
                              created_at=T0 + timedelta(days=i), updated_at=T0), 1.0, {}) for i, t in enumerate(texts)]
     assert instances(ForgetRequest("topic", target, "forget"), hits) is ask
+
+
+def test_not_work_is_no_work_qualifier(smart: Memory) -> None:
+    ids = _history(smart, "u", ["My work email is d.kowalski@brightline.io.",
+                                "Personal email is danakow88@gmail.com, use that for anything non-work."], [20, 10])
+    result = smart.add("since I'm leaving brightline you can delete my work email", user_id="u", at=T0)
+    assert result.forget is not None and [r.id for r in result.forget.forgotten] == ids[:1]
+    assert _tier(smart, ids[1]) != "trash"
 
 
 def test_the_appointment_with_two_appointments_makes_the_request_ask(smart: Memory) -> None:

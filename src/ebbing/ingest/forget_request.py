@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ebbing.judgement import align
 from ebbing.text.lazy import lazy
 
 KINDS = ("previous", "this", "field", "topic", "entity", "everything")
@@ -47,16 +48,54 @@ _QUOTED = lazy(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|
 _SENTENCES = lazy(r"(?<=[.!?。！？；;\n])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)"
                   r"(?<!\bJr\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s*")
 _CJK = lazy(r"[\u4e00-\u9fff]")
+_EMOJI = lazy(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]")
 
 
 def _mask_quotes(text: str) -> str:
-    """Quoted speech keeps its length (offsets stay valid) but loses its words."""
-    return _QUOTED.sub(lambda m: "\u2591" * len(m.group(0)), text)
+    """Quoted speech keeps its length (offsets stay valid) but loses its words; an emoji ends a sentence, as it
+    does in chat ("Sold the Jeep 🎉 you can drop everything about it")."""
+    return _EMOJI.sub(".", _QUOTED.sub(lambda m: "\u2591" * len(m.group(0)), text))
+
+
+# Chat spelling of the words a request is read by: a slip of one key ("forgt", "evrything", "taht", "cna", "delte")
+# or a shorthand ("ur memory", "abt"), so that a request is not missed for one typo. Only these words are
+# respelled, and only by variants that are not themselves words ("forge", "bout" and "hat" stay as they are).
+_REQUEST_WORDS = ("forget", "forgetting", "everything", "anything", "delete", "erase", "remove", "remember",
+                  "memory", "information", "please", "about", "that", "this", "what", "can", "could", "you",
+                  "your", "stuff", "told", "said", "mentioned", "stored", "saved", "record", "records")
+_SHORTHAND = {"ur": "your", "u": "you", "abt": "about", "bout": "about", "evry": "every", "evrything": "everything",
+              "everythin": "everything", "wat": "what", "wut": "what", "tht": "that", "ths": "this",
+              "mem": "memory", "rn": "now"}
+_REAL_WORDS = frozenset("""forge forged forgot forgets than then thus hat chat what whet thaw tis his thin abut bout
+    bat cab cn con van cam cap yo you yon yu our sour tour four pour hour ease eras erased erases delete
+    deleted removes removed remover mentions stores saves cord records reword moment store pleas""".split())
+
+
+def _variants(word: str) -> set[str]:
+    swaps = {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)}
+    drops = {word[:i] + word[i + 1:] for i in range(1, len(word))} if len(word) >= 6 else set()
+    return (swaps | drops) - {word}
+
+
+_RESPELL = {v: w for w in _REQUEST_WORDS for v in _variants(w) if v not in _REAL_WORDS and v not in _REQUEST_WORDS}
+_RESPELL.update({k: v for k, v in _SHORTHAND.items() if k != v})
+_WORD = lazy(r"[A-Za-z]+")
+
+
+def _respell(text: str) -> str:
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(0)
+        right = _RESPELL.get(word.lower())
+        if right is None:
+            return word
+        return right.capitalize() if word[0].isupper() else right
+
+    return _WORD.sub(fix, text)
 
 
 def detect(text: str) -> ForgetRequest | None:
     """The forget request this user message makes, if any. The caller skips assistant messages."""
-    masked = _mask_quotes(text)
+    masked = _mask_quotes(_respell(text))
     sentences = [s for s in _SENTENCES.split(masked) if s.strip()]
     found = None
     for sentence in sentences:
@@ -71,7 +110,8 @@ def detect(text: str) -> ForgetRequest | None:
     if found.kind in ("topic", "entity") and _moves_on(masked, found):
         return None
     if found.target == _PRONOUN:  # "Derek's outta my life, forget him": the person the message names
-        names = [n for n in re.findall(r"\b([A-Z][a-z]+)(?:'s)?\b", masked) if n.lower() not in _NOT_NAME_WORDS]
+        names = [n for n in re.findall(r"\b([A-Z][a-z]+)(?:'s)?\b", masked)
+                 if n.lower() not in _NOT_NAME_WORDS | _INTERJECTIONS]
         if not names:
             return None
         found = replace(found, target=names[0])
@@ -90,6 +130,12 @@ def detect(text: str) -> ForgetRequest | None:
             found = replace(named, cue=found.cue, keep=found.keep)
     if found.kind == "this" and _BACK.search(masked):
         return replace(found, kind="previous")  # "刚才那个不要保存", "这句话就不用记着了" after 刚才
+    if found.kind == "previous" and _ZH_FIRST.match(masked) and not _BACK.search(masked) \
+            and _content_words(masked[_ZH_FIRST.match(masked).end():]) >= 5:  # type: ignore[union-attr]
+        return replace(found, kind="this")  # "别记录。今天在公司厕所哭了。": what follows is off the record
+    if found.kind == "this" and _CJK.search(found.cue) and _ZH_THIS_ONE.search(masked) \
+            and not _says_something(masked, found):
+        return replace(found, kind="previous")  # "这个别存，太丢人了": 这 points at what was just said
     if found.kind == "previous" and _has_content(masked, found) and not _BACK.search(masked):
         # "don't save this" inside a message that says something else means that message
         return replace(found, kind="this") if _points_here(found.cue) else found
@@ -105,7 +151,8 @@ _NAMED = lazy(r"(?i:\b(?:about|regarding)\s+(?P<about>[^.,;!?—–]+)"
               r"|(?P<name>\b[A-Z][a-z]+(?:\s+[A-Z][\w-]*)*)")
 _NP_END = lazy(r"\s+(?:is|was|are|were|isn'?t|wasn'?t|aren'?t|doesn'?t|don'?t|didn'?t|has|have|had|got|saved|stored|"
                r"on file|anymore|any more|so|because|since|now|finally|too|here|there|at some point|if|and i|but|been|"
-               r"long gone|gone|over|'?s been|completed|ended|through|"
+               r"long gone|gone|over|'?s been|completed|ended|through|yesterday|today|tonight|recently|ago|"
+               r"this (?:morning|week|weekend|month|year)|last (?:night|week|weekend|month|year)|"
                r"which|that i|i)\b.*$|'s (?:off|gone|over|dead|done|sold|cancell?ed|finished)\b.*$", re.I | re.S)
 # ("you have my SSN", "the deal is dead"; not "my sister has twins", "my boss left early")
 _KEPT_OR_ENDED = lazy(r"\b(?:stor(?:e|ed|ing)|keep(?:ing)?|kept|sav(?:e|ed|ing)|you(?:'ve)? (?:have|having|got)|"
@@ -123,6 +170,10 @@ def _antecedent(before: str) -> ForgetRequest | None:
         phrase = match.group("about") or match.group("own") or match.group("name")
         if match.group("name") and phrase.split()[0].casefold() in _INTERJECTIONS | _NOT_NAME_WORDS:
             continue
+        if match.group("name") and " " not in phrase and re.match(
+                r"\s+(?:the|a|an|my|our|his|her|their|that|this|those|these|it|him|them|me|us)\b",
+                before[match.end():], re.I):
+            continue  # "Sold the Jeep", "Quit my job": a sentence's first word, a verb, not a name
         phrase = _NP_END.sub("", phrase).strip()
         if not re.search(r"[A-Za-z]{3,}", phrase) or _ANAPHOR.fullmatch(phrase):
             continue
@@ -136,6 +187,7 @@ def _antecedent(before: str) -> ForgetRequest | None:
 _BACK = lazy(r"\b(?:just (?:said|told|wrote|mentioned|typed|sent)|last (?:message|thing|comment|one|bit)|"
              r"previous (?:message|one)|what i said (?:before|earlier)|pretend i never said|i never said "
              r"(?:it|that)|said that)\b|刚才|刚刚|刚那|方才|上一[句条个段]|上面那|前面那|之前那[句条]|"
+             r"最后(?:那|这)?[句条]|"
              r"当我没(?:说|讲)|"
              r"就当没(?:说|讲)", re.I)
 
@@ -192,6 +244,19 @@ def _has_content(masked: str, request: ForgetRequest) -> bool:
     return len(latin) >= 4 or len(han) >= 6
 
 
+_ZH_THIS_ONE = lazy(r"这(?:个|句|条|段|些)?(?:话)?[^，,。！？!?：:]{0,4}(?:别|不要|不用|千万|就|你)")
+
+
+def _says_something(masked: str, request: ForgetRequest) -> bool:
+    """Does a Chinese "这个别记" message carry something of its own to keep off the record ("这句别记：我在面试别的
+    公司"), or only the request and a reason ("太丢人了", "被我老公看到就完了")? Read by the content words it holds
+    (`judgement.align` tokens), not by a list of reasons: a confidence has five or more."""
+    at = masked.find(request.cue)
+    if at >= 0 and re.match(r"\s*[：:]", masked[at + len(request.cue):]):
+        return True  # "这句别记：..." announces what follows
+    return _content_words(masked.replace(request.cue, " ")) >= 5
+
+
 def _points_here(cue: str) -> bool:
     return bool(re.search(r"\bthis\b|\bthe following\b|\bany of this\b|这|以下|下面|接下来|[:：]\s*$", cue, re.I))
 
@@ -214,7 +279,8 @@ _PREFIX = (r"(?:(?:please|pls|plz|kindly|just|also|and|so|ok(?:ay)?|hey|oh|ah|ac
            r"feel free to|is it possible to|any chance you could|mind|pretty please|i'?m asking you to|"
            r"i'?m going to ask you to|let'?s|time to|i think you should|you'?d better|better)[\s,]+)*")
 _MEMORY_VERB = (r"(?:forget(?:ting)?|unlearn|(?:stop|quit) (?:remembering|storing|keeping|tracking|saving|holding)|"
-                r"(?:don'?t|do not|dont|no need to|you don'?t (?:need|have) to|never|not) (?:ever |even |bother to )?"
+                r"(?:don'?t|do not|dont|no need to|(?:you|we) (?:don'?t|do not|dont) (?:need|have) to|never|not) "
+                r"(?:ever |even |bother to )?"
                 r"(?:remember|store|save|keep|record|log|retain|hold on ?to|memori[sz]e|note(?: down)?|"
                 r"write (?:that |this |it )?down|file|track|hang on ?to))")
 # Verbs that mostly mean "take it out of the records" (an object like "the alarm code" is enough), and verbs
@@ -230,7 +296,8 @@ _IMPERATIVE = lazy(rf"{_PREFIX}(?P<verb>{_MEMORY_VERB}|{_ACTION_VERB})\b(?P<obje
 _DESIRE = lazy(
     r"(?P<verb>\bi (?:don'?t|do not|dont) want you (?:to )?(?:remember|know|keep|store|save|have|hold on ?to|"
     r"remembering|keeping|storing|saving|having|holding on ?to|hanging on ?to|hang on ?to)"
-    r"|\bi (?:don'?t|do not|dont) want (?=.{1,80}? (?:stored|saved|kept|remembered|on file|recorded|in your memory)\b)"
+    r"|\bi (?:don'?t|do not|dont) want (?=.{1,80}? (?:stored|saved|kept|remembered|on file|recorded|tracked|logged|"
+    r"in your memory)\b)"
     r"|\b(?:can|could) we (?:just )?pretend (?:that )?i never (?:told you|said|mentioned)(?: anything)?"
     r"|\bpretend (?:that )?i never (?:told you|said|mentioned)(?: anything)?"
     r"|\bi'?d (?:rather|prefer) (?:it if )?you (?:didn'?t|did not|not|don'?t) (?:hold|hang) on ?to"
@@ -250,6 +317,10 @@ _PASSIVE = lazy(
 _PASSIVE_MODAL = lazy(
     r"^(?P<object>.{2,120}?)\s+(?:should|must|needs? to|has to|can) (?:be |get |go )?(?P<verb>deleted|erased|removed|"
     r"wiped|forgotten|gone|cleared|purged)\b", re.I | re.S)
+# "Take the numbers out of your memory", "get him off your records": a thing moved out of the memory.
+_TAKE_OUT = lazy(r"\b(?P<verb>take|get|keep|leave|cut)\s+(?P<object>[^.;!?]{1,60}?)\s+(?:out of|off|from)\s+"
+                 r"(?:your|the|ur)\s+(?:memory|memories|records?|notes|files|system|head|brain|database|profile)\b",
+                 re.I)
 _RATHER_NOT = lazy(r"\bi(?:'?d| would) (?:rather|prefer)(?: it if)? (?P<object>.{1,80}?) (?:not be|wasn'?t|"
                    r"weren'?t|"
                    r"isn'?t|didn'?t get|not get|not stay) (?:remembered|saved|stored|kept|recorded|on file|"
@@ -261,7 +332,7 @@ _LIST_OF_DOINGS = lazy(r"\b(?:i|we|you|he|she|they|it|people)\s+(?:can|could|wil
 # Where an imperative may start inside a sentence: its start, after a comma or dash, after and/but/so/then.
 _CLAUSE_STARTS = lazy(r"[,;:—–]\s*(?:(?:and|but|so|then|or)\s+)?|\s-\s+|\b(?:but|so|then)\s+|\s(?=(?:could|can|"
                       r"would|will) (?:you|u)\b"
-                      r"|please\b)", re.I)
+                      r"|please\b)|(?<!\bif)(?<!\bwhen)(?<!\bhow)(?<!\bthat)\s(?=you (?:can|could|may)\b)", re.I)
 _REPORTED = lazy(r"\b(?:told|tells|telling|asked|asks|wants?|wanted|said|says|saying|keeps? saying|reminded|"
                  r"advised|suggested|warned|begged|urged|convinced|asking|want)\s+(?:me|us|him|her|them|"
                  r"everyone|people)\s+(?:to\s+)?$|\b(?:he|she|they|mom|mum|dad|my \w+|someone|everyone|"
@@ -289,7 +360,7 @@ _MEMORY_REFERENCE = lazy(
     r"concerning)|the last|my last|"
     r"the previous|from memory|out of memory|all of it|it all)\b", re.I)
 _PERSONAL = lazy(
-    r"^\s*(?:my|our|his|her|their|the)\s+(?:(?:old|new|previous|current|home|work|personal|private|cell|mobile|"
+    r"^\s*(?:my|our|his|her|their|the|\w+'s)\s+(?:(?:old|new|previous|current|home|work|personal|private|cell|mobile|"
     r"office|real|full|other|second|first|last|backup|emergency|billing|shipping|mailing|email)\s+)*"
     r"(?:phone(?: number)?|number|cell|mobile|address|email(?: address)?|e-mail|birthday|birth ?date|date of birth|"
     r"dob|age|salary|income|pay|wage|ssn|social security(?: number)?|passport(?: number)?|id(?: number)?|"
@@ -314,14 +385,15 @@ _ARTEFACT = lazy(
     r"chart|graph|source code|function|variable|test|tests|container|server|key from|password manager|"
     r"from my (?:phone|laptop|computer|calendar|inbox|drive|desktop|cart)|garage|closet|fridge|room|"
     r"stain|weeds|trash|garbage|bins?|mail|the kids|the dog|the car|off at|by at|at the|to the|"
-    r"reservation|booking|flight|ticket|tickets|recipe|ingredients?|onions?|garlic|salt|sugar|the oven|the pan)\b",
+    r"reservation|booking|flight|ticket|tickets|recipe|ingredients?|onions?|garlic|salt|sugar|the oven|the pan)\b"
+    r"(?!\s+(?:code|codes|number|numbers|password|passcode|pin|combo|combination|address)\b)",
     re.I)
 # "the Daniel crush stuff", "the fence dispute thing": a bundle of what was said, named by its topic.
 _STUFF_TAIL = lazy(r"\b(?:stuff|thing|things|saga|story|drama|business|situation|mess|details|info|"
                    r"information|data|history|episode|incident|topic|subject|issue|conversation|chat|convo|"
                    r"talk|dispute|fight|news|plan|plans|question|questions|problem|problems|worries)\s*$", re.I)
 _DEICTIC = lazy(
-    r"^\s*(?:(?:all of )?(?:that|this|it)|the (?:thing|stuff|bit|part) i just (?:said|told you|wrote|typed|"
+    r"^\s*(?:(?:all (?:of )?)?(?:that|this|it)|the (?:thing|stuff|bit|part) i just (?:said|told you|wrote|typed|"
     r"mentioned|shared|sent)|(?:that )?i (?:just )?(?:told you|said|mentioned|wrote|typed)(?: (?:that|this|it))?|"
     r"that (?:last )?(?:one|bit|part|message|line|thing|comment|remark)|"
     r"(?:the|that) last (?:thing|one|message|bit|part|sentence|line|comment|note|remark|entry)|(?:my|the) (?:last|"
@@ -359,12 +431,15 @@ _TRAIL = lazy(
     r"\s*(?:,|;|—|–|\s-\s|\(|\.\.\.)\s*(?:i|we|he|she|they|it|that|this|there|you|because|since|as|so|but|and|not|"
     r"no|please|pls|thanks|thank|thx|ok|okay|cause|cuz|just|if|when|now|anyway|actually|honestly|seriously|lol|haha|"
     r"let'?s|never ?mind|whatever|though|really|obviously|long story|why|what|how|ugh|oops|lol|god|omg|all of it|"
+    r"wasn'?t|isn'?t|was|is|sorry|my bad|"
     r"any of it|all|everything|every bit|remove|delete|erase|wipe|forget|drop|clear)\b.*$"
-    r"|\s+(?:(?:stored|saved|kept|remembered|recorded|on file)|from (?:(?:your|the|my) )?(?:memory|memories|records?|"
+    r"|\s+(?:(?:stored|saved|kept|remembered|recorded|tracked|logged|on file)|"
+    r"from (?:(?:your|the|my) )?(?:memory|memories|records?|"
     r"notes|"
     r"files|database|system|brain|history|profile|"
     r"head|list)|(?:out of|off) (?:your|the) (?:memory|records?|notes|files|system|head)|for me|for good|"
-    r"completely|entirely|permanently|forever|totally|right now|now|asap|please|pls|thanks|thank you|too|"
+    r"completely|entirely|permanently|forever|totally|right now|now|asap|please|pls|thanks|thank you|too|lol|lmao|"
+    r"haha+|tbh|"
     r"as well|altogether|at all|anymore|any more|from now on|going forward|okay|ok|again|immediately|right away|"
     r"asap|now please|for now|quickly|already|"
     r"(?:because|since|as|cause|cuz|i (?:don'?t|do not) want|it'?s|it is|that'?s|that is|we|they|he|she|"
@@ -403,6 +478,12 @@ def _english(sentence: str) -> ForgetRequest | None:
     match = _DESIRE.search(sentence)
     if match and not _REPORTED.search(sentence[:match.start()]):
         request = _object_en(match.group("object"), match.group(0)[:match.end("verb") - match.start()], memory=True)
+        if request:
+            found.append(request)
+    match = _TAKE_OUT.search(sentence)
+    if match and not _REPORTED.search(sentence[:match.start()]) and not _LIST_OF_DOINGS.search(
+            sentence[:match.start()]):
+        request = _object_en(match.group("object"), match.group("verb"), memory=True)
         if request:
             found.append(request)
     match = _RATHER_NOT.search(sentence)
@@ -483,10 +564,13 @@ def _imperative_en(verb: str, obj: str, cue: str) -> ForgetRequest | None:
         return _object_en(obj, cue, memory=True)
     # delete, remove, erase ...: only when what follows is a memory, not a file, an email or an errand
     target = _trim(obj)
-    if _ARTEFACT.search(target) and not re.search(r"\bwhat (?:i|you (?:know|have|remember|stored|saved))\b|"
-                                                   r"\bfrom (?:your|the) (?:memory|records)\b|\byour memory\b|"
-                                                   r"\bthat i (?:told|said)\b|\b(?:everything|anything|stuff|all) "
-                                                   r"(?:about|on|regarding)\b", obj, re.I):
+    # "delete my work email" is the address; "delete the email from Sam" is a message
+    address = re.fullmatch(r"\s*(?:my|our|his|her|their|\w+'s)\s+(?:\w+\s+)?(?:email|e-mail)(?: address)?\s*", target,
+                           re.I)
+    if _ARTEFACT.search(target) and not address and not re.search(
+            r"\bwhat (?:i|you (?:know|have|remember|stored|saved))\b|\bfrom (?:your|the) (?:memory|records)\b|"
+            r"\byour memory\b|\bthat i (?:told|said)\b|\b(?:everything|anything|stuff|all) (?:about|on|regarding)\b",
+            obj, re.I):
         return None
     erase = re.fullmatch(_ERASE_VERB, verb.strip(), re.I) is not None
     # "delete my student id", "erase Kevin's number": a possessed thing is the user's information; "delete the
@@ -495,7 +579,9 @@ def _imperative_en(verb: str, obj: str, cue: str) -> ForgetRequest | None:
     talk = re.search(r"\b(?:stuff|saga|story|drama|dispute|fight|gossip|situation|business|mess|news|details|info|"
                      r"(?:alarm|door|gate|garage|safe|lock|wifi|wi-fi) (?:code|password))\b", target, re.I)
     if not (_MEMORY_REFERENCE.search(obj) or _PERSONAL.match(target) or _STUFF_TAIL.search(target)
-            or ((erase or re.match(r"scratch|strike", verb, re.I)) and (possessed or talk or _DEICTIC.match(target)))):
+            or ((erase or re.match(r"scratch|strike", verb, re.I)) and (possessed or talk or _DEICTIC.match(target)))
+            or re.fullmatch(r"all (?:of )?(?:that|this|it)|it all", target, re.I)  # "can you get rid of all that?"
+            or (erase and re.fullmatch(r"(?:him|her)(?: (?:out|completely|entirely|too))?", target, re.I))):
         return None
     # "clear that" is a request about the last message only with a verb or words of memory
     if re.match(r"^\s*(?:it|that|this)\s*$", target, re.I) and not re.search(
@@ -593,7 +679,7 @@ _ZH_UNSTORE = (r"(?:别|不要|不用|无需|不需要|甭|千万别|可别|请�
                r"能不|就不)(?:再|继续|帮我|给我|替我)?"
                r"(?:记录|记下|记住|记着|保存|保留|存档|备注|留着|存着|留存|写进|写下|收录|记|存|留)(?:下来|下|着|住|进去|起来)?")
 _ZH_DELETE = (r"(?:删掉|删了|删除|删去|删|清除|清掉|清空|清理掉|清理|清了|清一下|清出去|抹掉|抹去|抹除|抹了|去掉|移除|"
-              r"丢掉|丢了|扔掉|撤掉|撤回|作废|划掉|拿掉)")
+              r"丢掉|丢了|扔掉|撤掉|撤回|作废|划掉|拿掉|擦掉|擦除|擦了|(?i:delete|remove|erase|clear|wipe)掉?)")
 _ZH_NOT_FORGET = lazy(r"(?:别|不要|不能|不会|不可以|千万别|可别|勿|没|不)(?:再|给)?忘|忘不了|忘不掉|难忘|健忘|"
                       r"忘性|遗忘症|(?:会|会不会|容易|经常|总是|老是|总|老)(?:把[^，。！？]{0,12})?[^，。！？]{0,3}忘|"
                       r"(?:想|希望|真想|好想|恨不得|巴不得|但愿)(?:把[^，。！？]{0,12})?[^，。！？]{0,4}忘")
@@ -642,7 +728,7 @@ _ZH_FILL = lazy(
     r"从你那(?:儿|里|边)?|(?:存|记|留|保存)着|么|能|可以|请你|请|麻烦你?|拜托你?|帮我|帮忙|给我|替我|你|把|将|就|都|"
     r"全都|全部|统统|通通|一概|一下|吧|啊|呀|哈|啦|呗|哦|噢|嘛|了|呢|以后|再|也|从|里面?|里头|中的?|之中|"
     r"(?:你的?)?(?:记忆|记录|脑子|数据库|存档|资料库|备忘)|我(?:之前|以前|上次|那天|刚才|曾经)?(?:跟|和|对|给|同)"
-    r"你(?:说|讲|提|聊|透露|分享)(?:过|起)?的?|(?:之前|以前|上次|那天|曾经)?(?:跟|和|对|给|同)你(?:说|讲|提|聊)(?:过|起)?的?|"
+    r"你(?:说|讲|提|聊|透露|分享)(?:过|起)?的?|千万|(?:之前|以前|上次|那天|曾经)?(?:跟|和|对|给|同)你(?:说|讲|提|聊)(?:过|起)?的?|"
     r"我(?:之前|以前|上次|那天|曾经)?(?:说|讲|提|告诉你|透露|分享)过?的|"
     r"(?:之前|以前|上次|那天|曾经)(?:说|讲|提)(?:过|到)?的|的事情?$|的信息$|的内容$|的资料$|的记录$|的情况$|的东西$|"
     r"的部分$|的话$|这个|那个|这些|那些|这条|那条|[，,。.!！?？、~～…]|\s+")
@@ -650,15 +736,34 @@ _ZH_FILL = lazy(
 _ZH_REQUEST = lazy(r"吧|请|帮我|帮忙|给我|替我|你|能不能|能否|可不可以|可以|麻烦|拜托|一下|行吗|好吗|么|吗|都给|"
                    r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚才|刚刚|上一[句条个段]|(?:全|都|统统|一概)(?:部)?(?:删|清|忘|抹)")
 _ZH_DISMISS = lazy(r"算了|没事|无所谓|不重要|没关系|当我没说|别管了|不提了|不说了|随便")
-_ZH_PERSONAL = lazy(r"^(?:我|我的|我家|我们家|我家的)?(?:手机号码?|电话号码?|电话|手机|号码|微信号?|QQ号?|邮箱|"
+_ZH_PERSONAL = lazy(r"^(?:我|我的|我家|我们家|我家的|我自己的?)?"
+                    r"(?:私人|个人|工作|公司|单位|家里|家庭|新|旧|老|备用|常用|"
+                    r"以前|现在)?的?(?:手机号码?|电话号码?|电话|手机|号码|微信号?|QQ号?|邮箱|"
                     r"地址|住址|家庭住址|身份证号?码?|身份证|生日|出生日期|年龄|工资|薪水|收入|月薪|年薪|银行卡号?|"
                     r"卡号|密码|车牌号?|护照号?码?|体重|身高|病|病情|诊断|药|存款|贷款|房贷|负债|欠款|公司|单位|"
                     r"工作单位|学校|小区|门牌号|家庭情况|前任|前女友|前男友|前妻|前夫|病史|社保号?|医保卡?号?|"
                     r"信用卡号?|支付宝|账号|定位|位置|行踪)")
 
 
+# A request that goes before what it covers: after a colon or dash, or first in the message and then a full stop.
+_ZH_AHEAD = lazy(r"(?P<cue>" + _ZH_UNSTORE + r"|(?:说完|听完)?(?:你)?(?:就)?" + _ZH_FORGET + r"(?:掉)?|"
+                 r"(?:别|不要)往(?:你的)?(?:记忆|脑子|本子)里?(?:放|存|记))"
+                 r"(?:进|到)?(?:你的)?(?:记忆|脑子|本子)?(?:里|中)?(?:这条|这句|这些)?(?:啊|哈|哦|呀|噢|了|吧)*"
+                 r"(?:[，,][^，,。！？!?：:]{1,14})?\s*(?:[：:]|——|--|…+|\.{3})")
+_ZH_FIRST = lazy(r"^\s*(?:啊|哈|嗯|唉|哎|诶)?[，,]?" + _ZH_UNSTORE + r"(?:啊|哈|哦|呀)?[。.！!]")
+
+
+def _content_words(text: str) -> int:
+    return sum(1 for t in align.tokens(text) if t.tag in ("word", "name", "num", "qualifier"))
+
+
 def _chinese(sentence: str) -> ForgetRequest | None:
-    text = sentence.strip()
+    text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "，", sentence.strip())  # a space is a comma in chat
+    ahead = _ZH_AHEAD.search(text)
+    if ahead and not _ZH_REPORTED.search(text[:ahead.start()]) and not _BACK.search(text) \
+            and _content_words(text[ahead.end():]) >= 5:
+        # "不要写进记忆里：我和老公在谈离婚", "不要保存哈，就是想找个地方说说：...": the request opens what it covers
+        return ForgetRequest("this", "", ahead.group("cue"))
     if re.search(r"怎么(?:弄|办|做|才能|样才能|删|清)|如何|有没有办法|能恢复|会不会|是不是(?:真的)?会", text):
         return None  # a question about how to delete something, not a request to forget
     pretend = re.search(r"(?P<obj>[^，。！？]{0,20}?)(?:你)?(?:就)?当(?:我|作我|做我)?没(?:提过|说过|讲过|说|讲|"
@@ -694,8 +799,24 @@ def _chinese_at(text: str, match: re.Match[str], kind: str) -> ForgetRequest | N
         # "我跟小敏那段都过去了，所有跟她有关的你都删掉": the person named before the pronoun
         person = re.search(r"(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|哥|姐|叔|姨|师傅|老师|医生)",
                            text[:match.start()])
-        return replace(request, target=person.group(0)) if person else None
+        if person:
+            return replace(request, target=person.group(0))
+        named = _zh_named(text[:match.start()]) if request.target.startswith("它") else None
+        return ForgetRequest("topic", named, request.cue) if named else None
     return request
+
+
+def _zh_named(before: str) -> str | None:
+    """What "它" stands for: the nouns of the first clause that has any ("嘉兴那套房已经卖了" -> 嘉兴那套房,
+    "我一想到煤球就哭" -> 煤球), read by jieba's part-of-speech tagger rather than by a list of words."""
+    import jieba.posseg
+
+    for clause in re.split(r"[，,。.！!？?；;：:]", before):
+        words = list(jieba.posseg.cut(clause))
+        nouns = [i for i, w in enumerate(words) if w.flag.startswith("n") and w.word not in ("事", "事情", "信息")]
+        if nouns:
+            return "".join(w.word for w in words[nouns[0]:nouns[-1] + 1])
+    return None
 
 
 def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetRequest | None:
@@ -725,8 +846,9 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
         return None  # "我儿子把游戏删了": someone did it
     clause = clause_before + cue + re.split(r"[，,。.！!？?；;]", after, maxsplit=1)[0]
     if kind in ("forget", "delete") and re.match(r"(?:了|掉了)?\s*(?:[，,。.！!～~]|$)", after) \
-            and not _ZH_REQUEST.search(clause) and not cue.endswith("掉") and not clause.startswith("把"):
-        return None  # "邮箱密码忘记了", "聊天记录删了": what happened, not a request
+            and not _ZH_REQUEST.search(clause) and not cue.endswith("掉") and not clause.startswith("把") \
+            and not _KEEP[3].search(after):
+        return None  # "邮箱密码忘记了", "聊天记录删了": what happened, not a request; "..., 房东那个留着" is one
     if kind == "forget" and re.match(r"(?:了|掉)?(?:它|他|她)(?:吧|啦|呗)?", after) and not _ZH_MEMORY_REF.search(text):
         return None  # "忘了它吧": let it go
     object_text = _zh_object(before, after, kind)
@@ -739,9 +861,10 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
     if target in ("他", "她", "它", "他们", "她们", "这个人", "那个人"):  # "老周这个人……关于他的全删"
         person = re.search(r"(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|哥|姐|叔|姨|师傅|老师|医生)", before)
         if person is None:
-            return None
+            named = _zh_named(before) if target == "它" else None
+            return ForgetRequest("topic", named, cue) if named else None
         return ForgetRequest("entity", person.group(0), cue)
-    back = re.search(r"刚才|刚刚|刚|方才|上一|上面|前面", target) and len(target) <= 8
+    back = re.search(r"刚才|刚刚|刚|方才|上一|上面|前面|最后(?:那|这)?[句条]", target) and len(target) <= 8
     if not target or _ZH_DEICTIC.match(target) or back:
         if kind == "forget" and (_ZH_DISMISS.search(text) or not re.search(r"刚才|刚刚|那句|那条|上一|前面|这句|这条|"
                                                                           r"那个|这个|那些|这些|说的|讲的", text)):
@@ -751,9 +874,10 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
         return ForgetRequest("previous", "", cue)
     if re.fullmatch(r"(?:我|你|所有|一切|全部|所有的?东西|所有记忆|你记的所有|关于我的(?:一切|所有)?)", target):
         return ForgetRequest("everything", "", cue)
-    person = re.match(r"\s*(?:那个)?(?P<who>[A-Za-z][\w-]*|(?:老|小|阿)[\u4e00-\u9fff]|"
+    person = re.match(r"\s*(?:那个)?(?P<who>[A-Za-z][A-Za-z0-9-]*|(?:老|小|阿)[\u4e00-\u9fff]|"
                       r"[\u4e00-\u9fff]{1,3}?)(?:这个人|这人|"
-                      r"那个人)?\s*$", object_text)
+                      r"那个人)?(?:的(?:所有|全部|一切)的?(?:信息|事情?|资料|东西|记录|内容)?)?(?:帮我|给我|替我)?\s*$",
+                      object_text)
     if person and (re.search(r"这个人|这人|"
                              r"那个人", object_text) or re.fullmatch(r"[A-Z][\w-]*|(?:老|小|阿)[\u4e00-\u9fff]",
                                                                              person.group("who"))):

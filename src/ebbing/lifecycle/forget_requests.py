@@ -145,7 +145,8 @@ def someone_else(target: str, text: str, *, owners_only: bool = True) -> bool:
     With `owners_only`, a person counts only as an owner ("my wife's cell", "我老婆的手机号"): "my daughter Lily
     starts at Brookfield" is still about the daughter's school."""
     wanted = {t.key for t in tokens(target) if t.tag == "qualifier"}
-    held = {t.key for t in tokens(text) if t.tag == "qualifier"}
+    # "use that for anything non-work" says what the record is not: no qualifier it holds
+    held = {t.key for t in tokens(re.sub(r"\bnon-?\w+", " ", text, flags=re.I)) if t.tag == "qualifier"}
     if owners_only:
         owners = {m.group("who").lower() for m in _OWNER_EN.finditer(text + " ")}
         owners |= {w for w in re.findall(r"([\u4e00-\u9fff]{1,3})的", text)}
@@ -180,6 +181,8 @@ def instances(request: ForgetRequest, chosen: Sequence[Hit]) -> bool:
         return False
     naming = sorted((h.record for h in chosen if head & {t.key for t in tokens(h.record.text)}),
                     key=lambda r: r.created_at)
+    if sum(1 for r in naming if head & {t.key for t in tokens(r.text) if t.tag == "name"}) >= 2:
+        return False  # "the peloton" said as "the Peloton" in each: a thing's proper name, one thing
     return any(two_values(older.text, newer.text, head) for i, older in enumerate(naming) for newer in naming[i + 1:])
 
 

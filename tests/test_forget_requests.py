@@ -72,6 +72,13 @@ CHAT_REQUESTS = [
     ("别记录。今天在公司厕所哭了。没事了已经", "this", ""),
     ("啊啊啊 把上一条删掉 太丢人了", "previous", ""),
     ("撤回撤回，最后那句你别记下来", "previous", ""),
+    # a pronoun stands for what was named before it: a person, else the first clause's nouns ("老捷达" is a car)
+    ("那辆老捷达已经卖了，跟它有关的都删了吧，留着没用。", "topic", "老捷达"),
+    ("华锐科技已经不合作了，签了保密协议的，相关的东西你都删掉。", "topic", "华锐科技"),
+    ("我跟小敏那段都过去了，所有跟她有关的你都删掉", "entity", "小敏"),
+    # "all of it" after something that ended or was named: that thing, not the last message nor everything
+    ("You don't need any of Kelsey's info anymore, feel free to erase all of it.", "entity", "Kelsey"),
+    ("Cabin's sold so there's no point keeping any of that. Delete it all", "entity", "Cabin"),
 ]
 NEAR_MISSES = [
     "I forgot my keys again",
@@ -226,6 +233,38 @@ def test_a_thing_named_by_its_kind_alone_that_fits_two_makes_the_request_ask(tar
     hits = [Hit(MemoryRecord(id=f"r{i}", text=t, kind=Kind.FACT, importance=0.5, priority=Priority.P1,
                              created_at=T0 + timedelta(days=i), updated_at=T0), 1.0, {}) for i, t in enumerate(texts)]
     assert instances(ForgetRequest("topic", target, "forget"), hits) is ask
+
+
+def test_a_latin_name_inside_chinese_is_found(smart: Memory) -> None:
+    ids = _history(smart, "u", ["同组的Kevin是我带的实习生，后来转正了", "Kevin做事很拖，deadline经常过了才交",
+                                "老板Tony给我涨了10%"], [30, 20, 10])
+    result = smart.add("Kevin的所有信息帮我delete掉，这个人跟我没关系了", user_id="u", at=T0)
+    assert result.forget is not None and sorted(r.id for r in result.forget.forgotten) == sorted(ids[:2])
+    assert _tier(smart, ids[2]) != "trash"
+
+
+@pytest.mark.parametrize(("texts", "message"), [
+    (["My personal mobile is 07700 900311.", "Work phone is 07700 900958, the company pays for it."],
+     "Can you delete my phone number?"),
+    (["我私人手机是13500001234。", "工作手机是18600005678，下班一般关机。"], "我的号码删掉吧"),
+], ids=["en", "zh"])
+def test_a_field_held_twice_each_said_which_makes_the_request_ask(smart: Memory, texts: list[str],
+                                                                  message: str) -> None:
+    ids = _history(smart, "u", [*texts, "I'm allergic to shrimp."], [30, 20, 10])
+    result = smart.add(message, user_id="u", at=T0)
+    assert result.forget is not None and result.forget.ambiguous and result.forget.forgotten == []
+    assert set(ids[:2]) <= {h.record.id for h in result.forget.candidates}
+    assert all(_tier(smart, i) != "trash" for i in ids)
+
+
+def test_a_field_that_says_which_one_is_not_asked_about(smart: Memory) -> None:
+    ids = _history(smart, "u", ["My work number is 415-555-0192, use that for anything job related.",
+                                "Home phone is 415-555-0148, it's the landline in the kitchen.",
+                                "If the school calls, they usually use the home line, 415-555-0148."], [30, 20, 10])
+    result = smart.add("We're getting rid of the landline, so delete the home phone number.", user_id="u", at=T0)
+    assert result.forget is not None and not result.forget.ambiguous
+    assert {r.id for r in result.forget.forgotten} == set(ids[1:])
+    assert _tier(smart, ids[0]) != "trash"
 
 
 def test_not_work_is_no_work_qualifier(smart: Memory) -> None:

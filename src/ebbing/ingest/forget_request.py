@@ -118,14 +118,17 @@ def detect(text: str) -> ForgetRequest | None:
     keep = tuple(k for k in (m.group("keep").strip(" ,.") for p in _KEEP for m in p.finditer(masked)) if k)
     if keep:
         found = replace(found, keep=keep)
-    if _ANAPHOR.fullmatch(found.target) or (found.kind == "previous" and not _BACK.search(masked)
+    if _ANAPHOR.fullmatch(found.target) or (found.kind in ("previous", "everything") and not _BACK.search(masked)
                                             and not _points_here(found.cue)):
-        # "my salary. Please remove it", "the Maple St deal is dead. wipe all of it": "it" is what the message named
+        # "my salary. Please remove it", "the Maple St deal is dead. wipe all of it", "Cabin's sold. Delete it
+        # all": "it" is what the message named
         before = masked[:masked.find(found.cue)] if found.cue in masked else ""
         named = _antecedent(before)
         # "Ugh, my boss is awful. Forget that." means the remark, not everything about the boss: the earlier words
         # count only when they say what is kept, what ended, or the request takes in all of it
-        said = re.match(r"\s*(?:everything|anything|all|any)\b", found.target, re.I) or _KEPT_OR_ENDED.search(before)
+        after = masked[masked.find(found.cue) + len(found.cue):] if found.cue in masked else ""
+        said = re.match(r"\s*(?:everything|anything|all|any)\b", found.target or after, re.I) \
+            or _KEPT_OR_ENDED.search(before)
         if named is not None and said:
             found = replace(named, cue=found.cue, keep=found.keep)
     if found.kind == "this" and _BACK.search(masked):
@@ -203,7 +206,7 @@ _KEEP = (
          r"should stay|is fine|are fine|"
          r"is ok(?:ay)?|is good|can be kept|you can keep|'s fine|'s ok(?:ay)?|'s good|can remain|"
          r"may stay)\b", re.I),
-    lazy(r"(?:^|[.,;!?]\s*)(?:[Bb]ut )?[Nn]ot (?P<keep>(?:the |my )?[A-Z][^.,;!?]{1,60})"),
+    lazy(r"(?:^|[.,;!?(]\s*)(?:[Bb]ut )?[Nn]ot (?P<keep>(?:the |my )?(?:[A-Z]|\w+'s\b)[^.,;!?)]{1,60})"),
     lazy(r"(?:^|[，,。！？!?；;]|但是?|不过)(?P<keep>[^，,。！？!?；;]{1,20}?)(?:的)?(?:就|都|还|可以|先)?(?:留着|保留|别删|"
          r"不用删|不要删|不删|可以留|没关系|不用动|别动|不用管|照旧|继续记)"),
 )
@@ -795,28 +798,44 @@ def _chinese(sentence: str) -> ForgetRequest | None:
 
 def _chinese_at(text: str, match: re.Match[str], kind: str) -> ForgetRequest | None:
     request = _chinese_request(text, match, kind)
-    if request is not None and re.fullmatch(r"(?:他|她|它|他们|她们|这个人|那个人)(?:有关|相关)?", request.target):
-        # "我跟小敏那段都过去了，所有跟她有关的你都删掉": the person named before the pronoun
-        person = re.search(r"(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|哥|姐|叔|姨|师傅|老师|医生)",
-                           text[:match.start()])
-        if person:
-            return replace(request, target=person.group(0))
-        named = _zh_named(text[:match.start()]) if request.target.startswith("它") else None
-        return ForgetRequest("topic", named, request.cue) if named else None
+    if request is not None and re.fullmatch(r"(?:(?:他|她|它|他们|她们|这个人|那个人)(?:有关|相关)?|相关|有关)",
+                                            request.target):
+        # "我跟小敏那段都过去了，所有跟她有关的你都删掉", "华锐科技不合作了，相关的你都删掉": what came before
+        return _zh_pronoun(text[:match.start()], request.cue)
     return request
 
 
-def _zh_named(before: str) -> str | None:
-    """What "它" stands for: the nouns of the first clause that has any ("嘉兴那套房已经卖了" -> 嘉兴那套房,
-    "我一想到煤球就哭" -> 煤球), read by jieba's part-of-speech tagger rather than by a list of words."""
+_ZH_PERSON = lazy(r"(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|哥|姐|叔|姨|师傅|老师|医生)")
+
+
+def _zh_pronoun(before: str, cue: str) -> ForgetRequest | None:
+    """What a pronoun (他, 它, 相关的) stands for: a person named before it ("小敏", "老周", "王总"), else the
+    nouns of the first clause that has any ("嘉兴那套房已经卖了" -> 嘉兴那套房, "我一想到煤球就哭" -> 煤球), read by
+    jieba's part-of-speech tagger rather than by a list of words; "老捷达" is an old Jetta, not a Mr. Jie."""
     import jieba.posseg
 
-    for clause in re.split(r"[，,。.！!？?；;：:]", before):
+    for person in _ZH_PERSON.finditer(before):
+        if not person.group(0).startswith(("老", "小", "阿")):
+            return ForgetRequest("entity", person.group(0), cue)  # "王总", "张姐": a title names a person
+        words = list(jieba.posseg.cut(before[person.start():]))
+        spelled, flags = "", []
+        for word in words:
+            if len(spelled) >= len(person.group(0)):
+                break
+            spelled += word.word
+            flags.append(word.flag)
+        if spelled == person.group(0) and "nr" in flags:
+            return ForgetRequest("entity", person.group(0), cue)
+    for clause in re.split(r"[，,。.！!？?；;：:…]", before):
         words = list(jieba.posseg.cut(clause))
         nouns = [i for i, w in enumerate(words) if w.flag.startswith("n") and w.word not in ("事", "事情", "信息")]
         if nouns:
-            return "".join(w.word for w in words[nouns[0]:nouns[-1] + 1])
-    return None
+            named = "".join(w.word for w in words[nouns[0]:nouns[-1] + 1])
+            return ForgetRequest("entity" if all(w.flag in ("nr", "nz", "nt", "eng") for w in words[nouns[0]:
+                                                 nouns[-1] + 1]) else "topic", named, cue)
+    # no noun ("那趟旅行取消了": 旅行 reads as a verb): the first clause is the topic, for relevance to judge
+    first = _zh_clean(next((c for c in re.split(r"[，,。.！!？?；;：:…]", before) if _zh_clean(c)), ""))
+    return ForgetRequest("topic", first, cue) if first else None
 
 
 def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetRequest | None:
@@ -858,12 +877,8 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
                                  or _zh_clean(object_text) == "" or re.match(r"\s*(?:我|咱)", object_text)):
         return None
     target = _zh_clean(re.sub(_ZH_DELETE + "|" + _ZH_UNSTORE, "", object_text))
-    if target in ("他", "她", "它", "他们", "她们", "这个人", "那个人"):  # "老周这个人……关于他的全删"
-        person = re.search(r"(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|哥|姐|叔|姨|师傅|老师|医生)", before)
-        if person is None:
-            named = _zh_named(before) if target == "它" else None
-            return ForgetRequest("topic", named, cue) if named else None
-        return ForgetRequest("entity", person.group(0), cue)
+    if target in ("他", "她", "它", "他们", "她们", "这个人", "那个人", "相关", "有关"):  # "老周这个人……关于他的全删"
+        return _zh_pronoun(before, cue)
     back = re.search(r"刚才|刚刚|刚|方才|上一|上面|前面|最后(?:那|这)?[句条]", target) and len(target) <= 8
     if not target or _ZH_DEICTIC.match(target) or back:
         if kind == "forget" and (_ZH_DISMISS.search(text) or not re.search(r"刚才|刚刚|那句|那条|上一|前面|这句|这条|"

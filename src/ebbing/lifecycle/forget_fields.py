@@ -226,6 +226,21 @@ def holding(target: str, records: Iterable[MemoryRecord], *, skip: Sequence[str]
     return found
 
 
+def unsaid_which(target: str, records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
+    """The user's records that hold the field when each says which one it is and the target says none ("my
+    number": "my personal mobile is ..." and "work phone is ..."; "我的密码": none plain): the words do not say which,
+    so the agent should ask. Nothing when one value is said plainly ("My phone number is ..." is the one meant), or
+    the target says which or what else ("the wifi password")."""
+    target = head(target)
+    field = field_of(target)
+    if field is None or not field.several or _which(target) or _words(target, field) \
+            or any(t.tag == "qualifier" for t in tokens(target)):  # "the home phone number" says which
+        return []
+    held = [r for r in records if field.holds(r.text) and not _someone_elses(target, r.text)]
+    kinds = {frozenset(_which(r.text)) for r in held}
+    return held if len(kinds) >= 2 and frozenset() not in kinds else []
+
+
 def alternatives(target: str, records: Sequence[MemoryRecord]) -> bool:
     """Do the records hold two values of the field the target names that can both be the user's at once ("my
     address": the home and the lake house; "我的密码": the wifi's and the door's), when the target does not say

@@ -30,7 +30,7 @@ from typing import Protocol
 from ebbing.errors import InvalidInput
 from ebbing.ingest.forget_request import ForgetRequest, search_words
 from ebbing.judgement.align import PEOPLE, PEOPLE_KEYS, align, tokens
-from ebbing.lifecycle.forget_fields import alternatives, field_of, holding, two_values
+from ebbing.lifecycle.forget_fields import alternatives, field_of, holding, two_values, unsaid_which
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.model import LIVE_TIERS, Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
 from ebbing.store.base import Facts, Listing, Reads, Views, Writes
@@ -87,7 +87,8 @@ def names_in(target: str) -> list[str]:
 def _mentions(text: str, name: str) -> bool:
     if re.search(r"[\u4e00-\u9fff]", name):
         return name in text
-    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text, re.I) is not None
+    # letters and digits bound a Latin name, not Han characters: "Kevin说他下周走" names Kevin
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text, re.I) is not None
 
 
 def parts_of(words: str) -> list[str]:
@@ -237,6 +238,13 @@ class Requests:
         chosen += self._holding_field(request, user_scope, {h.record.id for h in chosen})
         if request.kind in ("field", "topic") and alternatives(request.target, [h.record for h in chosen]):
             return [], chosen, True
+        if request.kind in ("field", "topic") and field_of(request.target) is not None:
+            unsaid = [r for r in unsaid_which(request.target, self._own_records(user_scope))
+                      if not _is_assistant(r) and not kept(request, r.text)]
+            if len(unsaid) >= 2:  # "my number" with a personal mobile and a work phone held: ask which
+                seen = {r.id for r in unsaid}
+                return [], [Hit(r, 1.0, {"field": 1.0}) for r in unsaid] + [h for h in chosen
+                                                                              if h.record.id not in seen], True
         return [h.record for h in chosen], chosen, False
 
     def _holding_field(self, request: ForgetRequest, scope: Scope, chosen: set[str]) -> list[Hit]:

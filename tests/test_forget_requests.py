@@ -267,6 +267,45 @@ def test_a_field_that_says_which_one_is_not_asked_about(smart: Memory) -> None:
     assert _tier(smart, ids[0]) != "trash"
 
 
+@pytest.mark.parametrize(("texts", "message"), [
+    (["My neighbour Priya walks her greyhound at seven.", "Priya from work sent the slides late again.",
+      "Priya's greyhound barked all night."], "Forget everything about Priya."),
+    (["隔壁的老周养了三只猫。", "公司的老周下个月退休。", "老周的猫又跑到我家阳台了。"], "老周的事都删了吧。"),
+    (["My older sister Ana teaches chemistry.", "My younger sister Bea just had twins.", "Ana hates flying."],
+     "Please forget everything about my sister."),
+    (["我大姐在成都开火锅店。", "二姐在杭州当护士，经常上夜班。", "大姐的儿子今年上初中了。"], "我姐的事你别记了。"),
+])
+def test_a_name_two_people_answer_to_makes_the_request_ask(smart: Memory, texts: list[str], message: str) -> None:
+    ids = _history(smart, "u", [*texts, "I'm allergic to shrimp."], [30, 20, 10, 5])
+    result = smart.add(message, user_id="u", at=T0)
+    assert result.forget is not None and result.forget.ambiguous and result.forget.forgotten == []
+    assert set(ids[:3]) <= {h.record.id for h in result.forget.candidates}
+    assert all(_tier(smart, i) != "trash" for i in ids)
+
+
+@pytest.mark.parametrize(("texts", "message"), [
+    (["My coworker Priya runs the data team.", "Priya from work sent the slides late again."],
+     "Forget everything about Priya."),
+    (["公司的老周下个月退休。", "老周请我们吃了散伙饭。"], "老周的事都删了吧。"),
+    (["我姐在成都开火锅店。", "我姐的儿子今年上初中了。"], "我姐的事你别记了。"),
+])
+def test_a_name_one_person_answers_to_is_forgotten(smart: Memory, texts: list[str], message: str) -> None:
+    ids = _history(smart, "u", [*texts, "I'm allergic to shrimp."], [30, 20, 5])
+    result = smart.add(message, user_id="u", at=T0)
+    assert result.forget is not None and not result.forget.ambiguous
+    assert set(ids[:2]) == {r.id for r in result.forget.forgotten}
+    assert _tier(smart, ids[2]) != "trash"
+
+
+def test_a_relation_one_person_answers_to_is_not_asked_about(smart: Memory) -> None:
+    ids = _history(smart, "u", ["My older sister Ana teaches chemistry.", "My sister Ana hates flying.",
+                                "I'm allergic to shrimp."], [30, 20, 5])
+    result = smart.add("Please forget everything about my sister.", user_id="u", at=T0)
+    assert result.forget is not None and not result.forget.ambiguous
+    assert set(ids[:2]) == {r.id for r in result.forget.forgotten}
+    assert _tier(smart, ids[2]) != "trash"
+
+
 def test_not_work_is_no_work_qualifier(smart: Memory) -> None:
     ids = _history(smart, "u", ["My work email is d.kowalski@brightline.io.",
                                 "Personal email is danakow88@gmail.com, use that for anything non-work."], [20, 10])

@@ -30,6 +30,7 @@ from typing import Protocol
 from ebbing.errors import InvalidInput
 from ebbing.ingest.forget_request import ForgetRequest, search_words
 from ebbing.judgement.align import PEOPLE, PEOPLE_KEYS, align, tokens
+from ebbing.lifecycle import forget_people
 from ebbing.lifecycle.forget_fields import alternatives, field_of, holding, two_values, unsaid_which
 from ebbing.lifecycle.operations import Lifecycle
 from ebbing.model import LIVE_TIERS, Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
@@ -233,6 +234,9 @@ class Requests:
         ambiguous = ambiguous or self._alternatives(request, chosen, scope.tenant) or instances(request, chosen)
         if ambiguous:
             return [], chosen, True
+        people = self._two_people(request, chosen, user_scope)
+        if people:  # "Sam" said of a coworker and of a college friend, "my brother" of Dan and of Chris: ask which
+            return [], people, True
         # the records that hold the field the target names; two of its values the user can hold at once ("my
         # address": the home and the lake house) make the request ambiguous
         chosen += self._holding_field(request, user_scope, {h.record.id for h in chosen})
@@ -246,6 +250,36 @@ class Requests:
                 return [], [Hit(r, 1.0, {"field": 1.0}) for r in unsaid] + [h for h in chosen
                                                                               if h.record.id not in seen], True
         return [h.record for h in chosen], chosen, False
+
+    def _two_people(self, request: ForgetRequest, chosen: Sequence[Hit], scope: Scope) -> list[Hit]:
+        """The candidates when the target names a person by a name or a relation that two people answer to (see
+        `forget_people`); nothing when it fits one, or the target says which ("Sam from work", "my older
+        brother", "我大姐")."""
+        if request.kind not in ("entity", "topic"):
+            return []
+        kin = forget_people.kin_of(request.target)
+        names = names_in(request.target)
+        relation = forget_people.relation_of(request.target)
+        if kin is None and relation is None and (len(names) != 1 or forget_people.said_which(request.target)):
+            return []
+        records = [r for r in self._own_records(scope) if not _is_assistant(r) and not kept(request, r.text)]
+        seen = {h.record.id for h in chosen}
+        if kin is not None:  # "我姐的事" with a 大姐 and an 二姐; "舅舅住院那事": among the records it found
+            base, described = kin
+            pool = [h.record.text for h in chosen] if described else [r.text for r in records]
+            meant = [] if described else [r for r in records if base in r.text]
+            ask = len(forget_people.kin_orders(base, pool)) >= 2
+        elif relation is not None:  # "my brother": "my older brother Dan", "my younger brother Chris"
+            people = forget_people.relation_names(relation, [r.text for r in records])
+            meant = [r for r in records if any(_mentions(r.text, n) for n in people)
+                     or re.search(rf"\b{relation}\b", r.text, re.I)]
+            ask = len(people) >= 2
+        else:  # every statement naming them, not only those the ranking put first
+            meant = [r for r in records if _mentions(r.text, names[0])]
+            ask = len(meant) >= 2 and forget_people.two_people(names[0], [r.text for r in meant])
+        if not ask:
+            return []
+        return [*chosen, *(Hit(r, 1.0, {"person": 1.0}) for r in meant if r.id not in seen)]
 
     def _holding_field(self, request: ForgetRequest, scope: Scope, chosen: set[str]) -> list[Hit]:
         """The user's records that hold the field the target names, worded in ways the ranking did not find."""

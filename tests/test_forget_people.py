@@ -38,6 +38,7 @@ def test_a_relation_said_with_two_names() -> None:
     assert relation_of("my older sister") is None  # it says which
     assert relation_of("my sister's wedding") is None  # it names a thing, not the person
     assert relation_names("sister", ["My sister Ana teaches chemistry.", "Ana hates flying."]) == {"Ana"}
+    assert relation_names("uncle", ["Uncle Ray fixed my bike.", "My uncle Tomas lives in Porto."]) == {"Ray", "Tomas"}
 
 
 @pytest.mark.parametrize(("target", "which"), [

@@ -306,6 +306,15 @@ def test_a_relation_one_person_answers_to_is_not_asked_about(smart: Memory) -> N
     assert _tier(smart, ids[2]) != "trash"
 
 
+def test_a_statement_in_the_trash_still_tells_two_people_apart(smart: Memory) -> None:
+    ids = _history(smart, "u", ["My cousin Nico runs a surf school in Biarritz.", "My cousin Ines is studying law.",
+                                "Ines passed her bar exam!", "I'm allergic to shrimp."], [300, 200, 10, 5])
+    smart.forget(ids[0], at=T0 - timedelta(days=100))
+    result = smart.add("Please forget everything about my cousin.", user_id="u", at=T0)
+    assert result.forget is not None and result.forget.ambiguous and result.forget.forgotten == []
+    assert set(ids[1:3]) <= {h.record.id for h in result.forget.candidates}
+
+
 def test_not_work_is_no_work_qualifier(smart: Memory) -> None:
     ids = _history(smart, "u", ["My work email is d.kowalski@brightline.io.",
                                 "Personal email is danakow88@gmail.com, use that for anything non-work."], [20, 10])

@@ -1,8 +1,9 @@
 """`ebbing eval forget`: when a user asks to forget, is the right thing forgotten and nothing else?
 
 A case file (JSON Lines, format in docs/forget-brief.md) holds short histories of one user, each ending with
-one message. Each case is replayed into its own user of one `Memory` through the public API: the memories at
-their times, a sweep (so old ones may sit in the archive, as they would), then the message with `add`.
+one message. Each case is replayed into a `Memory` of its own (so one case's keyword statistics cannot shift
+another's ranking) through the public API: the memories at their times, a sweep (so old ones may sit in the
+archive, as they would), then the message with `add`.
 
 Scored per language:
 - targets forgotten (recall): a request's targets in the trash or purged after the message; targets the
@@ -10,7 +11,8 @@ Scored per language:
 - collateral: records that are not targets forgotten by the message, in every type of case;
 - false triggers: near-misses whose message forgot anything; near-misses not stored (taken for a request);
 - requests stored as memories: request, ambiguous and off-the-record messages that left a record;
-- ambiguous cases asked about: nothing forgotten and the targets among the candidates.
+- ambiguous cases asked about: nothing forgotten and the targets among the candidates (those the sweep had
+  already sent to the trash cannot be offered and are not required).
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class Outcome:
     collateral: list[str] = field(default_factory=list)
     ambiguous: bool = False
     candidates: list[str] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)  # targets the sweep had sent to the trash: nothing to offer
 
 
 def _place(mem: Memory, memory_id: str) -> str:
@@ -111,7 +114,8 @@ def judge_case(mem: Memory, case: Case) -> Outcome:
     return Outcome(case, outcome.kind if outcome else None, bool(result.records), len(targets),
                    [k for k in newly if k in targets], [k for k in newly if k not in case.targets],
                    bool(outcome and outcome.ambiguous),
-                   [keys_of.get(h.record.id, h.record.id) for h in (outcome.candidates if outcome else [])])
+                   [keys_of.get(h.record.id, h.record.id) for h in (outcome.candidates if outcome else [])],
+                   [t for t in case.targets if t not in ids or before[t] in gone])
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -146,7 +150,7 @@ def summarise(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "requests_stored": sum(1 for o in requests + ambiguous + off if o.stored),
         "ambiguous": len(ambiguous),
         "ambiguous_asked": sum(1 for o in ambiguous if o.ambiguous and not o.collateral and not o.forgotten_targets
-                               and set(o.case.targets) <= set(o.candidates)),
+                               and set(o.case.targets) - set(o.gone) <= set(o.candidates)),
         "ambiguous_forgot": sum(1 for o in ambiguous if o.collateral or o.forgotten_targets),
         "off_record": len(off),
         "off_record_kept_out": sum(1 for o in off if not o.stored),

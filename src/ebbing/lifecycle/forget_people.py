@@ -20,17 +20,18 @@ from collections.abc import Iterable, Sequence
 # statement joins them.
 _CONTEXTS: dict[str, tuple[str, ...]] = {
     "work": ("work", "coworker", "co-worker", "colleague", "office", "team", "teammate", "boss", "manager", "job",
-             "client", "同事", "部门", "组里", "同组", "我们组", "公司", "单位", "领导", "组长", "老板", "客户"),
+             "client", "accounting", "hr", "finance", "sales", "marketing", "engineering", "design", "platform",
+             "同事", "部门", "组里", "同组", "我们组", "公司", "单位", "领导", "组长", "老板", "客户"),
     "school": ("college", "school", "university", "uni", "classmate", "roommate", "dorm", "同学", "大学", "高中",
                "初中", "室友", "学校"),
-    "neighbour": ("neighbor", "neighbour", "downstairs", "upstairs", "next door", "building", "邻居", "楼下",
-                  "楼上", "隔壁", "小区"),
+    "neighbour": ("neighbor", "neighbour", "downstairs", "upstairs", "next door", "building", "landlord", "邻居",
+                  "楼下", "楼上", "隔壁", "小区", "房东", "物业"),
     "gym": ("gym", "trainer", "coach", "yoga", "climbing", "健身", "教练", "私教", "瑜伽"),
     "family": ("cousin", "uncle", "aunt", "nephew", "niece", "in-law", "husband", "wife", "sister", "brother",
                "表哥", "表弟", "表姐", "表妹", "亲戚",
                "堂哥", "堂弟", "堂姐", "堂妹", "姑姑", "舅舅", "姐夫", "妹夫", "嫂子"),
-    "medical": ("doctor", "dentist", "nurse", "therapist", "医生", "大夫", "护士"),
-    "church": ("church", "choir", "教会"),
+    "medical": ("doctor", "dr", "dentist", "nurse", "therapist", "医生", "大夫", "护士"),
+    "club": ("club", "book club", "church", "choir", "band", "读书会", "教会", "合唱团", "俱乐部"),
 }
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _SENTENCE = re.compile(r"[^.!?。！？\n]+")
@@ -122,7 +123,9 @@ def relation_names(relation: str, texts: Iterable[str]) -> set[str]:
     Dan, Chris for "brother"); English only."""
     pattern = re.compile(rf"\b(?:my|our)\s+(?:{_ORDER}\s+)?{re.escape(relation)}\s*,?\s+(?-i:(?P<name>[A-Z][a-z]+))\b",
                          re.I)
-    return {m.group("name") for text in texts for m in pattern.finditer(text)
+    # "Aunt Carol", "Uncle Joe": the relation said as a title
+    title = re.compile(rf"\b{re.escape(relation.capitalize())}\s+(?P<name>[A-Z][a-z]+)\b")
+    return {m.group("name") for text in texts for found in (pattern, title) for m in found.finditer(text)
             if m.group("name") not in _NOT_SURNAMES}
 
 

@@ -33,7 +33,7 @@ from ebbing.judgement.align import PEOPLE, PEOPLE_KEYS, align, tokens
 from ebbing.lifecycle import forget_people
 from ebbing.lifecycle.forget_fields import alternatives, field_of, holding, two_values, unsaid_which
 from ebbing.lifecycle.operations import Lifecycle
-from ebbing.model import LIVE_TIERS, Event, ForgetOutcome, Hit, MemoryRecord, Scope, new_id, when
+from ebbing.model import LIVE_TIERS, Event, ForgetOutcome, Hit, MemoryRecord, Scope, Tier, new_id, when
 from ebbing.store.base import Facts, Listing, Reads, Views, Writes
 
 REASON = "asked by the user"
@@ -263,20 +263,25 @@ class Requests:
         if kin is None and relation is None and (len(names) != 1 or forget_people.said_which(request.target)):
             return []
         records = [r for r in self._own_records(scope) if not _is_assistant(r) and not kept(request, r.text)]
+        # what the user said counts as evidence even where it has faded to the trash: the statement that
+        # introduced the second Sam may be long gone, and acting as if there were one would take his records too
+        told = [r.text for r in records] + [r.text for r in self.store.scan(scope.tenant, scope.user_id)
+                                            if r.tier == Tier.TRASH and not _is_assistant(r)]
         seen = {h.record.id for h in chosen}
         if kin is not None:  # "我姐的事" with a 大姐 and an 二姐; "舅舅住院那事": among the records it found
             base, described = kin
-            pool = [h.record.text for h in chosen] if described else [r.text for r in records]
+            pool = [h.record.text for h in chosen] if described else told
             meant = [] if described else [r for r in records if base in r.text]
             ask = len(forget_people.kin_orders(base, pool)) >= 2
         elif relation is not None:  # "my brother": "my older brother Dan", "my younger brother Chris"
-            people = forget_people.relation_names(relation, [r.text for r in records])
+            people = forget_people.relation_names(relation, told)
             meant = [r for r in records if any(_mentions(r.text, n) for n in people)
                      or re.search(rf"\b{relation}\b", r.text, re.I)]
             ask = len(people) >= 2
         else:  # every statement naming them, not only those the ranking put first
             meant = [r for r in records if _mentions(r.text, names[0])]
-            ask = len(meant) >= 2 and forget_people.two_people(names[0], [r.text for r in meant])
+            naming = [t for t in told if _mentions(t, names[0])]
+            ask = len(naming) >= 2 and forget_people.two_people(names[0], naming)
         if not ask:
             return []
         return [*chosen, *(Hit(r, 1.0, {"person": 1.0}) for r in meant if r.id not in seen)]

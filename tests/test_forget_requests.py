@@ -40,6 +40,21 @@ ANTECEDENTS = [
     ("Ugh, my boss is awful. Forget that.", "previous", ""),
     ("My sister has twins. Forget that.", "previous", ""),
     ("Sorry, that was too much. Could you not keep that?", "previous", ""),
+    ("The parking dispute is long settled. Could you clear out everything about it?", "topic", "The parking dispute"),
+    ("I'm done with the whole guitar project. Can we pretend I never told you about it?", "topic",
+     "the whole guitar project"),
+    ("I quit Globex last month, please delete everything about that company.", "entity", "Globex"),
+]
+# Chinese targets: one-character fillers only where they are words ("新能源" keeps its 能), "两清"/"结清" is not
+# a delete cue, "不要再提X" names X, "这些" after a list, "那个行程" after the place it went to, "别的不用动" keeps
+# nothing.
+ZH_TARGETS = [
+    ("那只新能源基金的事别记了", "topic", "新能源基金"),
+    ("以后不要再提周一鸣了，关于他的都删掉", "topic", "周一鸣"),
+    ("房租那事已经结清了，老王借钱的记录都删了吧", "topic", "老王借钱"),
+    ("装修的事不弄了，之前看瓷砖、定柜子这些你都删了吧", "topic", "看瓷砖、定柜子"),
+    ("西藏去不成了，那个行程的事你就别记着了", "topic", "西藏行程"),
+    ("小陈借钱的记录都删了吧，别的不用动", "topic", "小陈借钱"),
 ]
 # Chat as it is typed: a slipped key, an emoji for a full stop, "it" for a thing, a verb of moving things out.
 CHAT_REQUESTS = [
@@ -118,6 +133,12 @@ def test_requests_are_detected_with_their_kind(text: str, kind: str) -> None:
 def test_it_means_what_the_message_named_before_it(text: str, kind: str, target: str) -> None:
     request = detect(text)
     assert request is not None and (request.kind, request.target) == (kind, target)
+
+
+@pytest.mark.parametrize(("text", "kind", "target"), ZH_TARGETS)
+def test_chinese_targets_keep_their_words(text: str, kind: str, target: str) -> None:
+    request = detect(text)
+    assert request is not None and (request.kind, request.target, request.keep) == (kind, target, ())
 
 
 @pytest.mark.parametrize(("text", "kind", "target"), CHAT_REQUESTS)

@@ -27,6 +27,7 @@ from typing import Any
 
 from ebbing.judgement import align
 from ebbing.text.lazy import lazy
+from ebbing.text.terms import segment
 
 KINDS = ("previous", "this", "field", "topic", "entity", "everything")
 
@@ -115,9 +116,16 @@ def detect(text: str) -> ForgetRequest | None:
         if not names:
             return None
         found = replace(found, target=names[0])
-    keep = tuple(k for k in (m.group("keep").strip(" ,.") for p in _KEEP for m in p.finditer(masked)) if k)
+    keep = tuple(k for k in (m.group("keep").strip(" ,.") for p in _KEEP for m in p.finditer(masked))
+                 if k and not _THE_REST.fullmatch(k))
     if keep:
         found = replace(found, keep=keep)
+    deictic = _DEICTIC_NOUN.fullmatch(found.target) if found.kind == "topic" else None
+    if deictic:  # "I left Initech, please clear everything about that company": the company the message named
+        before = masked[:masked.find(found.cue)] if found.cue in masked else ""
+        named = _antecedent(before)
+        if named is not None and named.kind == "entity":
+            found = replace(named, cue=found.cue, keep=found.keep)
     if _ANAPHOR.fullmatch(found.target) or (found.kind in ("previous", "everything") and not _BACK.search(masked)
                                             and not _points_here(found.cue)):
         # "my salary. Please remove it", "the Maple St deal is dead. wipe all of it", "Cabin's sold. Delete it
@@ -127,8 +135,11 @@ def detect(text: str) -> ForgetRequest | None:
         # "Ugh, my boss is awful. Forget that." means the remark, not everything about the boss: the earlier words
         # count only when they say what is kept, what ended, or the request takes in all of it
         after = masked[masked.find(found.cue) + len(found.cue):] if found.cue in masked else ""
-        said = re.match(r"\s*(?:everything|anything|all|any)\b", found.target or after, re.I) \
-            or _KEPT_OR_ENDED.search(before)
+        everything = r"\s*(?:everything|anything|all|any)\b"
+        # ... "clear out everything about it", "pretend I never told you about it": a thing, not a remark
+        said = re.match(everything, found.target or after, re.I) or re.match(everything, after, re.I) \
+            or _KEPT_OR_ENDED.search(before) \
+            or (re.search(r"\b(?:told|tell|telling) you\b", found.cue, re.I) and re.match(r"\s*about\b", after, re.I))
         if named is not None and said:
             found = replace(named, cue=found.cue, keep=found.keep)
     if found.kind == "this" and _BACK.search(masked):
@@ -148,6 +159,10 @@ def detect(text: str) -> ForgetRequest | None:
 # A target that only points at something the message named before it ("everything about it", "all of that").
 _ANAPHOR = lazy(r"(?:(?:everything|anything|all|any)(?: of)?(?: (?:you'?ve got|you have|you know|i told you))?"
                 r"(?: (?:about|on|of))?\s+)?(?:it|that|them|this)", re.I)
+# "that company", "this trip": a thing of a kind, which the message named before its request
+_DEICTIC_NOUN = lazy(r"(?:that|this|the same)\s+(?:company|firm|employer|place|job|guy|girl|woman|man|person|"
+                     r"client|project|app|business|shop|store|trip|team|school|show|band|game|restaurant|account)",
+                     re.I)
 # What a message names before its request: "my salary", "everything about Priscilla", "the Japan trip", "Tariq".
 _NAMED = lazy(r"(?i:\b(?:about|regarding)\s+(?P<about>[^.,;!?—–]+)"
               r"|\b(?P<own>(?:my|our|the|that|this|those)\s+[^.,;!?—–]+))"
@@ -210,6 +225,11 @@ _KEEP = (
     lazy(r"(?:^|[，,。！？!?；;]|但是?|不过)(?P<keep>[^，,。！？!?；;]{1,20}?)(?:的)?(?:就|都|还|可以|先)?(?:留着|保留|别删|"
          r"不用删|不要删|不删|可以留|没关系|不用动|别动|不用管|照旧|继续记)"),
 )
+
+
+# "别的不用动", "其他的留着", "the rest is fine": everything else stays, which names nothing to keep
+_THE_REST = lazy(r"(?:别|其他|其它|其余|剩下|剩余|另外)(?:的)?(?:都|就)?|(?:the )?(?:rest|others?)|everything else|"
+                 r"anything else", re.I)
 
 
 def _moves_on(masked: str, request: ForgetRequest) -> bool:
@@ -681,7 +701,9 @@ _ZH_FORGET = r"(?:忘掉|忘记掉|忘记|忘了|忘却)"
 _ZH_UNSTORE = (r"(?:别|不要|不用|无需|不需要|甭|千万别|可别|请勿|勿|不必|用不着|没必要|不许|不准|可以不|能不能不|"
                r"能不|就不)(?:再|继续|帮我|给我|替我)?"
                r"(?:记录|记下|记住|记着|保存|保留|存档|备注|留着|存着|留存|写进|写下|收录|记|存|留)(?:下来|下|着|住|进去|起来)?")
-_ZH_DELETE = (r"(?:删掉|删了|删除|删去|删|清除|清掉|清空|清理掉|清理|清了|清一下|清出去|抹掉|抹去|抹除|抹了|去掉|移除|"
+_ZH_DELETE = (r"(?:删掉|删了|删除|删去|删|"
+              r"(?<![两还结付算缴理说分查弄搞看认讲问摸])(?:清除|清掉|清空|清理掉|清理|清了|清一下|清出去)|"
+              r"抹掉|抹去|抹除|抹了|去掉|移除|"
               r"丢掉|丢了|扔掉|撤掉|撤回|作废|划掉|拿掉|擦掉|擦除|擦了|(?i:delete|remove|erase|clear|wipe)掉?)")
 _ZH_NOT_FORGET = lazy(r"(?:别|不要|不能|不会|不可以|千万别|可别|勿|没|不)(?:再|给)?忘|忘不了|忘不掉|难忘|健忘|"
                       r"忘性|遗忘症|(?:会|会不会|容易|经常|总是|老是|总|老)(?:把[^，。！？]{0,12})?[^，。！？]{0,3}忘|"
@@ -727,14 +749,26 @@ _ZH_ABOUT = lazy(r"(?:关于|有关|跟|和|与)(?P<rest>.+?)(?:有关|相关)?�
 _ZH_RELATED = lazy(r"^(?P<rest>.+?)(?:相关|有关)的?")
 _ZH_FILL = lazy(
     r"能不能|可不可以|能否|可否|好不好|行不行|可以吗|好吗|行吗|还是|什么的|之类的?|这种|那种|这类|你那(?:儿|里|边)|"
-    r"你这(?:儿|里|边)|那边|这边|emm+|hmm+|ok|okay|唉|哎|嗯|呃|诶|欸|吗|先|赶紧|马上|立刻|直接|哈哈+|一股脑儿?|"
-    r"从你那(?:儿|里|边)?|(?:存|记|留|保存)着|么|能|可以|请你|请|麻烦你?|拜托你?|帮我|帮忙|给我|替我|你|把|将|就|都|"
-    r"全都|全部|统统|通通|一概|一下|吧|啊|呀|哈|啦|呗|哦|噢|嘛|了|呢|以后|再|也|从|里面?|里头|中的?|之中|"
+    r"你这(?:儿|里|边)|那边|这边|emm+|hmm+|ok|okay|赶紧|马上|立刻|直接|哈哈+|一股脑儿?|"
+    r"从你那(?:儿|里|边)?|(?:存|记|留|保存)着|可以|请你|请|麻烦你?|拜托你?|帮我|帮忙|给我|替我|"
+    r"全都|全部|统统|通通|一概|一下|以后|里面?|里头|中的?|之中|"
     r"(?:你的?)?(?:记忆|记录|脑子|数据库|存档|资料库|备忘)|我(?:之前|以前|上次|那天|刚才|曾经)?(?:跟|和|对|给|同)"
     r"你(?:说|讲|提|聊|透露|分享)(?:过|起)?的?|千万|(?:之前|以前|上次|那天|曾经)?(?:跟|和|对|给|同)你(?:说|讲|提|聊)(?:过|起)?的?|"
     r"我(?:之前|以前|上次|那天|曾经)?(?:说|讲|提|告诉你|透露|分享)过?的|"
     r"(?:之前|以前|上次|那天|曾经)(?:说|讲|提)(?:过|到)?的|的事情?$|的信息$|的内容$|的资料$|的记录$|的情况$|的东西$|"
-    r"的部分$|的话$|这个|那个|这些|那些|这条|那条|[，,。.!！?？、~～…]|\s+")
+    r"的部分$|的话$|这个|那个|这些|那些|这条|那条|[，,。.!！?？~～…]|\s+|、$")  # "看房、首付": two parts
+# Fillers of one character go only where they are a word of their own: "你就别记了" loses 你, 就 and 了, "新能源"
+# keeps its 能 and "从前" its 从 (jieba's segmentation says which).
+_ZH_FILL_CHARS = frozenset("唉哎嗯呃诶欸吗先么能你把将就都吧啊呀哈啦呗哦噢嘛了呢再也从")
+
+
+def _zh_unfill(text: str) -> str:
+    out = _ZH_FILL.sub("", text)
+    if not any(c in _ZH_FILL_CHARS for c in out):
+        return out
+    return "".join(w for w in segment(out) if w not in _ZH_FILL_CHARS)
+
+
 # Words that make a sentence a request to the assistant rather than a report ("帮我删了吧" / "我删了").
 _ZH_REQUEST = lazy(r"吧|请|帮我|帮忙|给我|替我|你|能不能|能否|可不可以|可以|麻烦|拜托|一下|行吗|好吗|么|吗|都给|"
                    r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚才|刚刚|上一[句条个段]|(?:全|都|统统|一概)(?:部)?(?:删|清|忘|抹)")
@@ -877,6 +911,14 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
                                  or _zh_clean(object_text) == "" or re.match(r"\s*(?:我|咱)", object_text)):
         return None
     target = _zh_clean(re.sub(_ZH_DELETE + "|" + _ZH_UNSTORE, "", object_text))
+    at = before.rfind(object_text) if object_text else -1
+    if at > 0 and re.match(r"\s*(?:那|这)(?:个|次|趟|段|件)", object_text) and len(search_words(target)) <= 3:
+        # "冰岛去不成了，那个行程的事别记了": the trip the message named before
+        named = _zh_pronoun(before[:at], cue)
+        if named is not None and (named.kind == "entity" or search_words(target) == "人"):
+            return named  # "我跟老周闹翻了，那个人的事都删了吧"
+        if named is not None and named.target not in target:
+            target = named.target + search_words(target)
     if target in ("他", "她", "它", "他们", "她们", "这个人", "那个人", "相关", "有关"):  # "老周这个人……关于他的全删"
         return _zh_pronoun(before, cue)
     back = re.search(r"刚才|刚刚|刚|方才|上一|上面|前面|最后(?:那|这)?[句条]", target) and len(target) <= 8
@@ -897,7 +939,7 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
                              r"那个人", object_text) or re.fullmatch(r"[A-Z][\w-]*|(?:老|小|阿)[\u4e00-\u9fff]",
                                                                              person.group("who"))):
         return ForgetRequest("entity", person.group("who"), cue)  # "老王这个人，从你脑子里清出去", "那个Kevin"
-    light = _ZH_FILL.sub("", object_text)  # "之前跟你聊的" goes before "跟" can read as "about"
+    light = _zh_unfill(object_text)  # "之前跟你聊的" goes before "跟" can read as "about"
     about = _ZH_ABOUT.search(light) or _ZH_RELATED.search(light)
     everything = re.search(r"都|全|所有|一切|统统|通通", text) is not None
     if about and _zh_clean(about.group("rest")):
@@ -922,8 +964,8 @@ def _zh_object(before: str, after: str, kind: str) -> str:
     clauses = [c for c in re.split(r"[，,：:；;]", before) if c.strip()][-3:]
     pieces = [c[c.index("把") + 1:] if "把" in c else c for c in reversed(clauses)]
     useful = [p for p in pieces if _zh_clean(p) and not _junk(_zh_clean(p))]
-    marked = [p for p in useful if re.search(r"关于|相关|有关|的事|那件事|这件事|那事|这事|这个|那个|那些|那段|"
-                                             r"的信息", p)]
+    marked = [p for p in useful if re.search(r"关于|相关|有关|的事|那件事|这件事|那事|这事|这个|那个|那些|这些|"
+                                             r"那段|的记录|的信息", p)]
     return (marked or useful or [""])[0]
 
 
@@ -936,7 +978,10 @@ def _junk(target: str) -> bool:
 
 
 def _zh_clean(text: str) -> str:
-    out = _ZH_FILL.sub("", _ZH_DISMISS.sub("", text))
+    out = _zh_unfill(_ZH_DISMISS.sub("", text))
+    # "以后不要再提林一川" names 林一川; "那只新能源股票" is the stock
+    out = re.sub(r"^(?:之前|以前|上次)|^(?:以后|今后)?(?:不要|别|不用|甭)(?:再)?(?:提|说|讲)(?:起|到)?|"
+                 r"^(?:那|这)[只台套家位趟辆份张笔]", "", out)
     out = re.sub(r"^(?:的|是|说|提|讲|关于)+|(?:的|是|里|中|全|都)+$", "", out)
     return out.strip()
 

@@ -85,6 +85,9 @@ def names_in(target: str) -> list[str]:
     return latin + ([han] if han and not latin else [])
 
 
+_HAN_PERSON_TAIL = re.compile(r"(?:(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff](?:总|哥|姐|叔|姨|阿姨|师傅|老师|医生))$")
+
+
 def _mentions(text: str, name: str) -> bool:
     if re.search(r"[\u4e00-\u9fff]", name):
         return name in text
@@ -119,6 +122,8 @@ def choose(request: ForgetRequest, hits: Sequence[Hit], config: ForgetConfig) ->
     hits = [h for h in hits if not kept(request, h.record.text)]
     if request.kind == "entity":
         names = names_in(request.target)
+        # "房东林阿姨": the records say 林阿姨
+        names += [m.group(0) for n in names for m in [_HAN_PERSON_TAIL.search(n)] if m and m.group(0) != n]
         named = [h for h in hits if any(_mentions(h.record.text, n) for n in names)]
         if named:
             return named, False
@@ -221,9 +226,11 @@ class Requests:
         limit = self.config.considered * (3 if request.kind == "entity" else 1)
         names = names_in(request.target) if request.kind == "entity" else []
         # a name alone finds every record naming it; a topic is searched without "stuff", "那件事"
-        hits = self.rank(" ".join(names) or search_words(request.target), user_scope, limit, now)
+        # a Chinese list's 、 stays for `parts_of` but not in the query, where it costs the vector relevance
+        hits = self.rank(" ".join(names) or search_words(request.target).replace("、", ""), user_scope, limit, now)
         chosen, ambiguous = choose(request, hits, self.config)
-        if not names_in(request.target):  # "the marathon stuff: the signup, the training plan": each part too
+        # "the marathon stuff: the signup, the training plan", "亏钱、割肉": each part too (a Chinese target is no name)
+        if not names_in(request.target) or (request.kind == "topic" and re.search(r"[\u4e00-\u9fff]", request.target)):
             seen = {h.record.id for h in chosen}
             for part in parts_of(search_words(request.target)):
                 more, _ = choose(replace(request, target=part), self.rank(part, user_scope, limit, now), self.config)

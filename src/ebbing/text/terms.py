@@ -49,6 +49,11 @@ def _jieba() -> Any:
     return jieba
 
 
+def segment(text: str) -> list[str]:
+    """`text` cut into words by jieba's precise mode, every character kept (so the words join back into it)."""
+    return list(_jieba().cut(text))
+
+
 def _han_words(run: str) -> list[str]:
     if len(run) == 1:
         return [run]

@@ -44,17 +44,23 @@ ANTECEDENTS = [
     ("I'm done with the whole guitar project. Can we pretend I never told you about it?", "topic",
      "the whole guitar project"),
     ("I quit Globex last month, please delete everything about that company.", "entity", "Globex"),
+    ("ok that whole parking saga — wipe it. we sorted it out", "topic", "whole parking saga"),
+    ("Ugh, my boss is awful — forget that.", "previous", ""),
+    ("Can you take my passport number off the record? I only needed it for the visa.", "field", "my passport number"),
+    ("Take everything about Vexcorp off the record, the NDA covers it.", "entity", "Vexcorp"),
 ]
 # Chinese targets: one-character fillers only where they are words ("新能源" keeps its 能), "两清"/"结清" is not
 # a delete cue, "不要再提X" names X, "这些" after a list, "那个行程" after the place it went to, "别的不用动" keeps
 # nothing.
 ZH_TARGETS = [
-    ("那只新能源基金的事别记了", "topic", "新能源基金"),
-    ("以后不要再提周一鸣了，关于他的都删掉", "topic", "周一鸣"),
-    ("房租那事已经结清了，老王借钱的记录都删了吧", "topic", "老王借钱"),
-    ("装修的事不弄了，之前看瓷砖、定柜子这些你都删了吧", "topic", "看瓷砖、定柜子"),
-    ("西藏去不成了，那个行程的事你就别记着了", "topic", "西藏行程"),
-    ("小陈借钱的记录都删了吧，别的不用动", "topic", "小陈借钱"),
+    ("那只新能源基金的事别记了", "topic", "新能源基金", ()),
+    ("以后不要再提周一鸣了，关于他的都删掉", "topic", "周一鸣", ()),
+    ("房租那事已经结清了，老王借钱的记录都删了吧", "topic", "老王借钱", ()),
+    ("装修的事不弄了，之前看瓷砖、定柜子这些你都删了吧", "topic", "看瓷砖、定柜子", ()),
+    ("西藏去不成了，那个行程的事你就别记着了", "topic", "西藏行程", ()),
+    ("小陈借钱的记录都删了吧，别的不用动", "topic", "小陈借钱", ()),
+    ("我存款有多少这个别记了，怕被人看到", "field", "我存款有多少", ()),
+    ("把我家的详细地址删掉，公司的留着", "field", "我家的详细地址", ("公司",)),
 ]
 # Chat as it is typed: a slipped key, an emoji for a full stop, "it" for a thing, a verb of moving things out.
 CHAT_REQUESTS = [
@@ -135,10 +141,10 @@ def test_it_means_what_the_message_named_before_it(text: str, kind: str, target:
     assert request is not None and (request.kind, request.target) == (kind, target)
 
 
-@pytest.mark.parametrize(("text", "kind", "target"), ZH_TARGETS)
-def test_chinese_targets_keep_their_words(text: str, kind: str, target: str) -> None:
+@pytest.mark.parametrize(("text", "kind", "target", "keep"), ZH_TARGETS)
+def test_chinese_targets_keep_their_words(text: str, kind: str, target: str, keep: tuple[str, ...]) -> None:
     request = detect(text)
-    assert request is not None and (request.kind, request.target, request.keep) == (kind, target, ())
+    assert request is not None and (request.kind, request.target, request.keep) == (kind, target, keep)
 
 
 @pytest.mark.parametrize(("text", "kind", "target"), CHAT_REQUESTS)

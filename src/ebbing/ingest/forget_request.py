@@ -116,6 +116,11 @@ def detect(text: str) -> ForgetRequest | None:
         if not names:
             return None
         found = replace(found, target=names[0])
+    whatever = _WHATEVER_ON.fullmatch(found.target) if found.kind in ("topic", "field") else None
+    if whatever:  # "anything you've got on Dr. Patel the dentist": Dr. Patel, as "everything about" would say
+        again = _object_en(whatever.group("rest"), found.cue, memory=True)
+        if again is not None and again.kind in ("topic", "field", "entity"):
+            found = again
     keep = tuple(k for k in (m.group("keep").strip(" ,.") for p in _KEEP for m in p.finditer(masked))
                  if k and not _THE_REST.fullmatch(k))
     if keep:
@@ -160,6 +165,8 @@ def detect(text: str) -> ForgetRequest | None:
 # A target that only points at something the message named before it ("everything about it", "all of that").
 _ANAPHOR = lazy(r"(?:(?:everything|anything|all|any)(?: of)?(?: (?:you'?ve got|you have|you know|i told you))?"
                 r"(?: (?:about|on|of))?\s+)?(?:it|that|them|this)", re.I)
+_WHATEVER_ON = lazy(r"(?:anything|everything|whatever|all(?: the)? info(?:rmation)?|all)(?: (?:you'?ve got|you have|"
+                    r"you know|you'?ve stored|i told you|i'?ve told you))? (?:on|about|regarding) (?P<rest>.+)", re.I)
 # "that company", "this trip": a thing of a kind, which the message named before its request
 _DEICTIC_NOUN = lazy(r"(?:that|this|the same)\s+(?:company|firm|employer|place|job|guy|girl|woman|man|person|"
                      r"client|project|app|business|shop|store|trip|team|school|show|band|game|restaurant|account)",
@@ -846,12 +853,23 @@ def _chinese(sentence: str) -> ForgetRequest | None:
         return ForgetRequest("field" if _ZH_PERSONAL.match(asked) else "topic", asked, off.group(0))
     if off and not _ZH_REPORTED.search(text[:off.start()]):
         return ForgetRequest("this", "", off.group(0))
-    for cue_pattern, kind in ((_ZH_UNSTORE, "unstore"), (_ZH_FORGET, "forget"), (_ZH_DELETE, "delete")):
-        for match in re.finditer(cue_pattern, text):
-            request = _chinese_at(text, match, kind)
-            if request:
-                return request
-    return None
+    # the first cue in the message names the target: "把关于老王的都删了吧，...，没必要留" is about 老王
+    cues = sorted(((match, kind) for cue_pattern, kind in ((_ZH_UNSTORE, "unstore"), (_ZH_FORGET, "forget"),
+                                                           (_ZH_DELETE, "delete"))
+                   for match in re.finditer(cue_pattern, text)), key=lambda found: found[0].start())
+    found = [request for request in (_chinese_at(text, match, kind) for match, kind in cues) if request]
+    if not found:
+        return None
+    first = found[0]
+    # "写网文这事，…全删了吧，笔名也别留": the later cues name more parts of the same topic
+    named = search_words(first.target)
+    more = [r.target for r in found[1:] if first.kind == "topic" and r.kind in ("topic", "field")
+            and search_words(r.target) not in named and named not in search_words(r.target)]
+    if more and named:
+        return replace(first, target="、".join(dict.fromkeys([named, *more])))
+    if first.kind == "field" and re.search(r"我自己的", text) and not first.target.startswith("我"):
+        return replace(first, target="我的" + first.target)  # "身份证号那个你删一下吧，我自己的那个": mine
+    return first
 
 
 def _zh_asked_field(before: str) -> str | None:

@@ -88,6 +88,39 @@ def names_in(target: str) -> list[str]:
 _HAN_PERSON_TAIL = re.compile(r"(?:(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff](?:总|哥|姐|叔|姨|阿姨|师傅|老师|医生))$")
 
 
+_TITLES = frozenset("阿姨 叔叔 大爷 大妈 师傅 老师 医生 大夫 护士 教练 律师 房东 总".split())
+_HAN_KIND = re.compile(r"(?:科技|公司|集团|平台|项目|医院|诊所|银行|网友)$")
+
+
+def han_aliases(name: str) -> list[str]:
+    """Shorter forms a Chinese name goes by in what the user said: "房东林阿姨" -> 林阿姨, "前夫赵磊" -> 赵磊 (a
+    person's name by jieba's tagger), "星辰科技" -> 星辰, "金银通平台" -> 金银通."""
+    if not re.fullmatch(r"[\u4e00-\u9fff]{3,}", name):
+        return []
+    import jieba.posseg
+
+    out = [m.group(0) for m in [_HAN_PERSON_TAIL.search(name)] if m]
+    out += [w.word for w in jieba.posseg.cut(name) if w.flag == "nr" and len(w.word) >= 2]
+    bare = _HAN_KIND.sub("", name)
+    out += [bare] if len(bare) >= 2 else []
+    # a bare title or kin word ("阿姨", "老师") is everyone's, not a name
+    return [a for a in dict.fromkeys(out) if a != name and a not in PEOPLE and a not in _TITLES]
+
+
+def kin_alone(text: str, name: str) -> bool:
+    """Does `text` speak of the relation the name comes with ("表哥张磊") by the relation alone ("表哥结婚了"), not
+    naming another one ("表哥李强")?"""
+    kin = next((k for k in sorted(PEOPLE, key=len, reverse=True)
+                if len(k) >= 2 and name.startswith(k) and len(name) - len(k) >= 2), None)
+    if kin is None or kin not in text:
+        return False
+    import jieba.posseg
+
+    after = text[text.index(kin) + len(kin):]
+    following = next(iter(jieba.posseg.cut(after)), None)
+    return not (following and following.flag.startswith("nr") and following.word not in name)
+
+
 def _mentions(text: str, name: str) -> bool:
     if re.search(r"[\u4e00-\u9fff]", name):
         return name in text
@@ -122,9 +155,9 @@ def choose(request: ForgetRequest, hits: Sequence[Hit], config: ForgetConfig) ->
     hits = [h for h in hits if not kept(request, h.record.text)]
     if request.kind == "entity":
         names = names_in(request.target)
-        # "房东林阿姨": the records say 林阿姨
-        names += [m.group(0) for n in names for m in [_HAN_PERSON_TAIL.search(n)] if m and m.group(0) != n]
-        named = [h for h in hits if any(_mentions(h.record.text, n) for n in names)]
+        names += [alias for n in names for alias in han_aliases(n)]
+        named = [h for h in hits if any(_mentions(h.record.text, n) for n in names)
+                 or any(kin_alone(h.record.text, n) for n in names)]
         if named:
             return named, False
         # no record says the name: it was a description ("婆婆闹矛盾", "她出国留学"), chosen as a topic is

@@ -66,6 +66,7 @@ ZH_TARGETS = [
     # later cues name more parts of the topic the first one named
     ("写小说这事，我想了想还是不想留记录，全删了吧，笔名也别留。", "topic", "写小说、笔名", ()),
     ("张老师的事别记了，删了吧", "topic", "张老师", ()),
+    ("唉，我刚那几句话说得太冲了，你删掉吧，别留着。", "previous", "", ()),
     ("护照号那个你删一下吧，我自己的那个", "field", "我的护照号", ()),
 ]
 # Chat as it is typed: a slipped key, an emoji for a full stop, "it" for a thing, a verb of moving things out.

@@ -977,7 +977,7 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
         return _zh_pronoun(before, cue)
     back = re.search(r"刚才|刚刚|刚|方才|上一|上面|前面|最后(?:那|这)?[句条]", target) and len(target) <= 8
     # "我刚那话说得太过分了，你删掉吧": the words just said, however the message goes on about them
-    back = back or re.match(r"(?:我|你)?(?:刚才|刚刚|刚|方才)(?:那|这)(?:几)?(?:句|段|条)?话", target)
+    back = back or bool(re.match(r"(?:我|你)?(?:刚才|刚刚|刚|方才)(?:那|这)(?:几)?(?:句|段|条)?话", target))
     if not target or _ZH_DEICTIC.match(target) or back:
         if kind == "forget" and (_ZH_DISMISS.search(text) or not re.search(r"刚才|刚刚|那句|那条|上一|前面|这句|这条|"
                                                                           r"那个|这个|那些|这些|说的|讲的", text)):

@@ -157,6 +157,20 @@ def test_a_merged_restatement_keeps_each_saying_as_a_source(smart: Memory) -> No
     assert len({first.id, thai.id, liked.id}) == 3
 
 
+@pytest.mark.parametrize(("first", "again", "other"), [
+    ("I always use dark mode.", "Dark theme, always — just a reminder.",
+     "Our designer wants light mockups for the client decks, so do those on white."),
+    ("I'm learning Japanese.", "Still plugging away at my Japanese lessons.", "My son is learning Korean at school."),
+    ("我容易晕车。", "我晕车，自驾游那种就别推荐了。", "我老婆不晕车，坐多久都没事。"),
+])
+def test_a_reworded_restatement_merges_on_the_restatement_models_word(smart: Memory, first: str, again: str,
+                                                                      other: str) -> None:
+    """Reworded beyond what aligned words tell: the sameness model is under 0.85 here, the restatement model sure."""
+    kept = smart.add(first, user_id="u", at=T0).records[0]
+    assert smart.add(again, user_id="u", at=T0 + 3 * DAY).records[0].id == kept.id
+    assert smart.add(other, user_id="u", at=T0 + 4 * DAY).records[0].id != kept.id
+
+
 def test_eval_updates_scores_a_case_file(tmp_path: Path) -> None:
     cases = [
         {"id": "u1", "lang": "en", "type": "update", "steps": [

@@ -24,10 +24,10 @@ It is one signal. "The same attribute" covers a new value of it as much as the s
 model of the same form answers the question a merge asks: is the newer statement the same thing said again? It
 is fitted on the same pairs with other labels (`ebbing eval updates --fit-restatement`): restatements of one
 group are positive; an update's old and new value, near-misses, look-alikes and unrelated neighbours are negative.
-It ships as `restatement-model.npz`. The write-time judge merges a reworded restatement only when both models are
-very sure and their probes read the embedder's vectors (the token signals alone are too weak to fold two records
-into one): asked alone, the first model merged "I prefer dark themes" with "Light mode is easier on my eyes" and
-"我只能吃微辣" with "中辣特辣随便点" (docs/evaluation.md).
+It ships as `restatement-model.npz`. The write-time judge merges a reworded restatement only when the second model
+is very sure, the first leans the same way, and their probes read the embedder's vectors (the token signals alone
+are too weak to fold two records into one): asked alone, the first model merged "I prefer dark themes" with "Light
+mode is easier on my eyes" and "我只能吃微辣" with "中辣特辣随便点" (docs/evaluation.md).
 Ranking uses it for questions about what holds now (`recall.succession.QuestionAware`): the newer of two
 statements of one attribute first, even when the question's words found only the older.
 """

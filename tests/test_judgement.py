@@ -171,6 +171,26 @@ def test_a_reworded_restatement_merges_on_the_restatement_models_word(smart: Mem
     assert smart.add(other, user_id="u", at=T0 + 4 * DAY).records[0].id != kept.id
 
 
+@pytest.mark.parametrize(("first", "again", "other"), [
+    ("No meetings before 10am for me.", "Mornings are focus time until 10, keep them free.",
+     "My manager loves meetings at 8, she's a morning person."),
+    ("I work at Spotify as a data engineer.", "Data engineering at Spotify — that's my day job, for context.",
+     "My roommate also works at Spotify, in marketing."),
+])
+def test_a_detail_on_one_side_does_not_stop_a_restatement(smart: Memory, first: str, again: str, other: str) -> None:
+    """"Mornings" or "day job" on one side only is a detail; a person named on one side is someone else."""
+    kept = smart.add(first, user_id="u", at=T0).records[0]
+    assert smart.add(other, user_id="u", at=T0 + DAY).records[0].id != kept.id
+    assert smart.add(again, user_id="u", at=T0 + 5 * DAY).records[0].id == kept.id
+
+
+def test_a_detail_on_one_side_still_stops_a_supersession() -> None:
+    judge = RuleJudge()
+    verdict = judge.judge("小程序那边下个版本是1.8.0。", Kind.FACT,
+                          "下个版本直接跳到4.0.0，改动太大了，小版本号说不过去。", Kind.FACT, 6.1, same=0.53, again=0.1)
+    assert verdict.verdict is Verdict.DISTINCT and verdict.signals["why"] == "qualifier"
+
+
 def test_eval_updates_scores_a_case_file(tmp_path: Path) -> None:
     cases = [
         {"id": "u1", "lang": "en", "type": "update", "steps": [

@@ -178,7 +178,7 @@ def test_a_reworded_restatement_merges_on_the_restatement_models_word(smart: Mem
      "My roommate also works at Spotify, in marketing."),
 ])
 def test_a_detail_on_one_side_does_not_stop_a_restatement(smart: Memory, first: str, again: str, other: str) -> None:
-    """"Mornings" or "day job" on one side only is a detail; a person named on one side is someone else."""
+    """"Mornings" or "work" on one side only is a detail; a person named on one side is someone else."""
     kept = smart.add(first, user_id="u", at=T0).records[0]
     assert smart.add(other, user_id="u", at=T0 + DAY).records[0].id != kept.id
     assert smart.add(again, user_id="u", at=T0 + 5 * DAY).records[0].id == kept.id

@@ -77,8 +77,8 @@ class JudgeConfig:
     # swapped for another in a frame both share: a restatement, however reworded, when the restatement model
     # below agrees. Alone, the sameness model merged new values of an attribute ("I prefer dark themes" / "Light
     # mode is easier on my eyes"), so it was asked for 0.85; the restatement model is the precise test, and at 0.85
-    # this gate only threw away restatements the second model had accepted (out of sample: 17 of 35 right merges on
-    # held-out sets 7-11, and none of the wrong ones; docs/evaluation.md).
+    # this gate only threw away restatements the second model had accepted (out of sample, on held-out sets 7-11:
+    # 17 right merges instead of 35, and no wrong one either way; docs/evaluation.md).
     restate_same: float = 0.5
     # ... and the restatement model (`sameness.RESTATEMENT`) this sure the newer says the same thing again rather
     # than a new value of it. Chosen with each of the thirteen spent case files (development and held-out 1-11)

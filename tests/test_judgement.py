@@ -28,6 +28,16 @@ def test_chinese_numbers_compare_as_digits(text: str, number: str) -> None:
     assert chinese_number(text) == number
 
 
+@pytest.mark.parametrize("tag", ["2eb0", "340d", "0a9f", "ffff"])
+def test_a_secret_placeholder_is_one_value_whatever_its_random_tag(tag: str) -> None:
+    """The tag is a keyed hash drawn per store: read as digits and letters it gave each store other judgements."""
+    placeholder = f"[secret:code#{tag}]"
+    assert [(t.key, t.tag) for t in tokens(f"The gate code is {placeholder}.") if t.tag != "function"] == [
+        ("gate", "word"), ("code", "word"), (placeholder, "num")]
+    pair = align("The gate code is [secret:code#1111].", f"The gate code is {placeholder}.")
+    assert [len(side) for side in (pair.only("old", "num"), pair.only("new", "num"))] == [1, 1]
+
+
 def test_alignment_finds_the_differing_values_in_both_languages() -> None:
     pair = align("My shipping address is 12 Oak Street", "My shipping address is 45 Elm Avenue")
     assert pair.only("old", "num") == {"12"} and pair.only("new", "num") == {"45"}

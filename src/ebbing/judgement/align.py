@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
+from ebbing.text.placeholders import PLACEHOLDER
 from ebbing.text.terms import STOPWORDS, stem
 
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LETTER = rf"(?:(?![{_HAN}])[^\W\d_])"
 # A secret's placeholder ("[secret:code#2eb0]") is one value: its tag is a keyed hash of the secret, so two tags
 # are two values. Read as letters and digits, the random tag gave random numbers and words to every judgement.
-_TOKEN = re.compile(rf"(?P<secret>\[secret:[\w-]+(?:#[0-9a-f]{{4}})?\])|(?P<num>\d+(?:[.:,/-]\d+)*)"
+_TOKEN = re.compile(rf"(?P<secret>{PLACEHOLDER})|(?P<num>\d+(?:[.:,/-]\d+)*)"
                     rf"|(?P<han>[{_HAN}]+)|(?P<word>{_LETTER}+(?:'{_LETTER}+)?)")
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
               "九": 9}
@@ -171,9 +172,9 @@ def _tokens(text: str) -> tuple[Token, ...]:
     normal = unicodedata.normalize("NFKC", text)
     out: list[Token] = []
     for match in _TOKEN.finditer(normal):
-        number, han, word = match.group("num"), match.group("han"), match.group("word")
-        if match.group("secret") is not None:
-            out.append(Token(match.group("secret"), match.group("secret"), "num"))
+        secret, number, han, word = match.group("secret", "num", "han", "word")
+        if secret is not None:
+            out.append(Token(secret, secret, "num"))
         elif number is not None:
             # "note number 5", "room 101", "ticket 4521": a number after such a word says which one, not a value
             which = bool(out) and out[-1].key in _IDENTIFIERS

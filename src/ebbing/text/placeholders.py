@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+# A placeholder as written, with its tag or (once untagged) without: one token to whoever reads text.
+PLACEHOLDER = r"\[secret:[\w-]+(?:#[0-9a-f]{4})?\]"
 _TAGGED = re.compile(r"\[secret:([\w-]+)#[0-9a-f]{4}\]")
 
 

@@ -71,6 +71,15 @@ ZH_TARGETS = [
 ]
 # Chat as it is typed: a slipped key, an emoji for a full stop, "it" for a thing, a verb of moving things out.
 CHAT_REQUESTS = [
+    ("hah maybe don't remember that one 🙈", "previous", ""),
+    ("nvm forget i said that", "previous", ""),
+    ("yeah we sold the pontoon, clear out whatever you have on it", "topic", "the pontoon"),
+    ("Hi - please erase my checking account and routing numbers.", "topic", "my checking account and routing numbers"),
+    ("Hah, maybe don't keep that one on record. In case my husband ever sees this.", "previous", ""),
+    ("这句你就当没听见，不用记", "previous", ""),
+    ("卧槽别记这个 删掉删掉", "previous", ""),
+    ("算了，刚才那句你就当没听见，别记下来。", "previous", ""),
+    ("琳琳这个人，你以后不用记得了。所有的都删。", "entity", "琳琳"),
     ("forgt all the stuff abt my crypto disaster pls", "topic", "my crypto disaster"),
     ("cna you forget about my mug shop, all of it", "topic", "my mug shop"),
     ("erase taht pls, wasn't fair of me", "previous", ""),
@@ -121,8 +130,6 @@ NEAR_MISSES = [
     "他把我生日忘了",
     "别忘了提醒我交房租",
     "Forget is a nice word.",
-    "Delete the staging database on Friday.",
-    "把测试库删了",
     "I forgot my keys, u know how it is",
     "we don't need to remember to buy milk, I got some",
     "I hope you can delete the draft",
@@ -133,6 +140,16 @@ NEAR_MISSES = [
     "我把照片擦掉了",
     "聊天记录删了",
     "我的照片删了，视频留着",
+    "别记仇啊哈哈，刚才是我语气冲了，最近被甲方搞得很烦",  # 记仇 is one word: holding a grudge
+    "有首歌叫啥来着，歌词里有一句'忘记你我做不到'，好像是男歌手唱的",  # quoted words
+    "He said 'just forget about it' and walked off",
+]
+# An erase verb whose object need not be a memory: a request only if the user's records hold what it names
+TENTATIVE = [
+    ("wipe the japan trip planning 😞 it's not happening this year", "the japan trip planning"),
+    ("Delete the staging database on Friday.", "the staging database on Friday"),
+    ("那个预约取消了，你删掉吧", "预约取消"),
+    ("把测试库删了", "测试库"),
 ]
 
 
@@ -163,6 +180,12 @@ def test_requests_typed_as_chat_are_read(text: str, kind: str, target: str) -> N
 @pytest.mark.parametrize("text", NEAR_MISSES)
 def test_near_misses_are_not_requests(text: str) -> None:
     assert detect(text) is None
+
+
+@pytest.mark.parametrize(("text", "target"), TENTATIVE)
+def test_an_erase_verb_without_words_of_memory_is_tentative(text: str, target: str) -> None:
+    request = detect(text)
+    assert request is not None and request.tentative and request.target == target
 
 
 def _history(mem: Memory, user: str, texts: list[str], days_ago: list[float]) -> list[str]:
@@ -414,6 +437,18 @@ def test_near_misses_are_stored_and_forget_nothing(smart: Memory) -> None:
         result = smart.add(text, user_id="u", at=T0)
         assert result.forget is None and result.records
     assert _tier(smart, keys) != "trash"
+
+
+def test_a_tentative_request_asks_when_the_records_hold_it_and_is_stored_when_not(smart: Memory) -> None:
+    trip, sister = _history(smart, "u", ["Planning a Japan trip for April, flights to Tokyo are booked.",
+                                         "My sister lives in Denver."], [60, 30])
+    result = smart.add("wipe the japan trip planning 😞 it's not happening this year", user_id="u", at=T0)
+    assert result.records == [] and result.forget is not None  # a request: not stored ...
+    assert result.forget.ambiguous and result.forget.forgotten == []  # ... and nothing goes before the user confirms
+    assert trip in [h.record.id for h in result.forget.candidates]
+    assert _tier(smart, trip) != "trash" and _tier(smart, sister) != "trash"
+    errand = smart.add("Delete the staging database on Friday.", user_id="u", at=T0 + timedelta(minutes=1))
+    assert errand.forget is None and errand.records  # nothing told about it: an errand, stored as said
 
 
 def test_an_assistant_message_is_never_a_request(smart: Memory) -> None:

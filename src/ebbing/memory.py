@@ -215,6 +215,9 @@ class Memory:
                      self.ingest.tag_key, sources=self.ingest.config.sources)
         if validate.flag(dedupe, "dedupe") and not role_is_assistant(made.metadata):
             request = detect_forget_request(made.text)
+            if request is not None and request.tentative and not self.requests.confirmed(request, made.scope,
+                                                                                         made.created_at):
+                request = None  # "delete the booking" with no booking told: an errand, stored as said
             if request is not None:  # "forget what I told you about ...": act on it, store nothing of it
                 outcome, done = self.requests.act(request, made.scope, made.created_at, purge=self.privacy)
                 return AddResult([], done, outcome)

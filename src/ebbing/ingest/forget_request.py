@@ -38,6 +38,10 @@ class ForgetRequest:
     target: str  # the words naming what to forget; "" for previous, this and everything
     cue: str  # the words that made it a request (for explain and audit: no stored content)
     keep: tuple[str, ...] = ()  # what the user said to keep ("Mum's is fine to keep", "刘姐的留着")
+    # An erase verb whose object need not be a memory ("wipe the japan trip planning", "那个预约取消了，你删掉吧"):
+    # a request only when the user's records clearly hold what it names (`Requests.confirmed`); otherwise the
+    # message is an ordinary one ("delete the booking" may be an errand) and is stored as such.
+    tentative: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "target": self.target, "cue": self.cue, "keep": list(self.keep)}
@@ -45,7 +49,9 @@ class ForgetRequest:
 
 # -- shared ------------------------------------------------------------------------------------------------
 
-_QUOTED = lazy(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』|‘[^’\n]{1,400}’")
+# ASCII single quotes count only where no letter or digit touches them outside: "Mom's" and "kids'" are no quotes
+_QUOTED = lazy(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』|‘[^’\n]{1,400}’"
+               r"|(?<![A-Za-z0-9])'[^'\n]{2,400}?'(?![A-Za-z0-9])")
 _SENTENCES = lazy(r"(?<=[.!?。！？；;\n])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)"
                   r"(?<!\bJr\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s*")
 _CJK = lazy(r"[\u4e00-\u9fff]")
@@ -104,7 +110,7 @@ def detect(text: str) -> ForgetRequest | None:
         request = request or _english(sentence)
         if request is None:
             continue
-        if found is None or _RANK[request.kind] < _RANK[found.kind]:
+        if found is None or (request.tentative, _RANK[request.kind]) < (found.tentative, _RANK[found.kind]):
             found = request
     if found is None:
         return None
@@ -273,6 +279,7 @@ _NOT_NAME_WORDS = frozenset("""i im i'm ive i've id i'd please thanks okay ok he
 
 
 # A message may hold two readings ("Off the record: ... so forget that"); the one naming more wins.
+_NAMING = ("field", "topic", "entity")
 _RANK = {"field": 0, "topic": 0, "entity": 0, "this": 1, "previous": 2, "everything": 3}
 
 
@@ -305,7 +312,8 @@ def _points_here(cue: str) -> bool:
 # -- English ---------------------------------------------------------------------------------------------
 
 _PREFIX = (r"(?:(?:please|pls|plz|kindly|just|also|and|so|ok(?:ay)?|hey|oh|ah|actually|honestly|yeah|yes|no|nah|"
-           r"lol|lmao|haha|omg|oh god|oh no|god|nope|hm+|oof|yikes|jeez|gosh|welp|eh|dude|man|guys|yo|"
+           r"lol|lmao|haha|hah|heh|nvm|maybe|omg|oh god|oh no|god|nope|hm+|oof|yikes|jeez|gosh|welp|eh|dude|man|"
+           r"guys|yo|"
            r"wait a sec(?:ond)?|hold on|on reflection|thinking about it|come to think of it|in fact|"
            r"it'?d be (?:good|great|nice|best|better) if you (?:could|would)|if you could|if you can|"
            r"i'?d appreciate (?:it )?if you (?:could|would)|would you be able to|are you able to|can you please|"
@@ -391,8 +399,9 @@ _QUESTION_CAPABILITY = lazy(r"^\s*(?:do|does|did|will|would|can|could|have|has|i
 _MEMORY_REFERENCE = lazy(
     r"\b(?:what i(?:'ve| have)? (?:just |already |once |ever |had )?(?:told|said|mentioned|shared|wrote|typed|sent|say|"
     r"tell)|"
-    r"what you (?:know|have|remember|stored|"
-    r"saved|kept|noted)|that i (?:told|said|mentioned|shared)|i (?:told|said|mentioned|shared)|from (?:your|the) "
+    r"what(?:ever)? you (?:know|have|remember|stored|"
+    r"saved|kept|noted|'ve got)|that i (?:told|said|mentioned|shared)|i (?:told|said|mentioned|shared|gave you)|"
+    r"from (?:your|the) "
     r"(?:memory|memories|records?|notes|files|database|system|brain|history|profile|head)|(?:your|the) memory|"
     r"you(?:'ve| have)? (?:got|stored|saved|noted|on file|kept)|on file|on record|everything|anything|all (?:the )?"
     r"(?:info|information|details|data|stuff|things|notes|mentions|records)|any (?:mention|record|note|trace)|"
@@ -417,7 +426,7 @@ _PERSONAL = lazy(
 _ARTEFACT = lazy(
     r"\b(?:file|files|folder|directory|draft|drafts|email|emails|e-mail|inbox|message from|photo|photos|picture|"
     r"pictures|pic|pics|image|images|screenshot|video|videos|app|apps|application|"
-    r"accounts?(?!\s+(?:details|numbers?|info|information))|tab|tabs|"
+    r"(?<!checking )(?<!savings )(?<!bank )accounts?(?!\s+(?:details|numbers?|info|information))|tab|tabs|"
     r"branch|commit|repo|column|row|rows|line|lines|paragraph|sentence|word|comma|slide|slides|page|pages|post|"
     r"posts|tweet|comment|comments|calendar|event|meeting|appointment from|reminder|alarm(?!\s+code)|cart|order|"
     r"subscription|"
@@ -450,8 +459,8 @@ _EVERYTHING = lazy(r"^\s*(?:everything|all of it|all|it all|every ?thing (?:i'?v
                    r"all (?:my|your) (?:data|memories|info|information)|(?:your|all your) memory|me|"
                    r"anything about me|everything about me)\s*$", re.I)
 _ABOUT = lazy(
-    r"^\s*(?:about\s+|of\s+)?(?:(?:everything|anything|all(?: of it)?|all the (?:stuff|info|information|details|"
-    r"things|notes)|"
+    r"^\s*(?:about\s+|of\s+)?(?:(?:everything|anything|all(?: of it)?|all (?:the |your |my )?(?:stuff|info|"
+    r"information|details|things|notes|memories|mentions|records|data)|"
     r"whatever)\s+(?:(?:that\s+)?(?:i(?:'ve| have)? (?:ever )?(?:told|said|mentioned|shared)(?: to)?(?: you)?|you "
     r"(?:know|have|remember|heard|learned|stored)|related)\s+)?(?:about|on|regarding|re|concerning|to do with|"
     r"related to|with|involving|around)\s+)(?P<rest>.+)$", re.I | re.S)
@@ -474,7 +483,7 @@ _TRAIL = lazy(
     r"let'?s|never ?mind|whatever|though|really|obviously|long story|why|what|how|ugh|oops|lol|god|omg|all of it|"
     r"wasn'?t|isn'?t|was|is|sorry|my bad|"
     r"any of it|all|everything|every bit|remove|delete|erase|wipe|forget|drop|clear)\b.*$"
-    r"|\s+(?:(?:stored|saved|kept|remembered|recorded|tracked|logged|on file)|"
+    r"|\s+(?:(?:stored|saved|kept|remembered|recorded|tracked|logged|on file|on record)|"
     r"from (?:(?:your|the|my) )?(?:memory|memories|records?|"
     r"notes|"
     r"files|database|system|brain|history|profile|"
@@ -517,7 +526,8 @@ def _english(sentence: str) -> ForgetRequest | None:
         match = _IMPERATIVE.match(sentence, start)
         if match is None:
             continue
-        request = _imperative_en(match.group("verb"), match.group("object"), sentence[start:match.end("verb")])
+        request = _imperative_en(match.group("verb"), match.group("object"), sentence[start:match.end("verb")],
+                                 opening=start == 0)
         if request:
             found.append(request)
             break
@@ -552,7 +562,7 @@ def _english(sentence: str) -> ForgetRequest | None:
                 if request:
                     found.append(request)
                     break
-    return min(found, key=lambda r: _RANK[r.kind]) if found else None
+    return min(found, key=lambda r: (r.tentative, _RANK[r.kind])) if found else None
 
 
 _OFF_RECORD_EN = lazy(
@@ -593,7 +603,22 @@ def _off_record_en(sentence: str) -> ForgetRequest | None:
                          else "previous", "", cue)
 
 
-def _imperative_en(verb: str, obj: str, cue: str) -> ForgetRequest | None:
+def _imperative_en(verb: str, obj: str, cue: str, *, opening: bool = True) -> ForgetRequest | None:
+    request = _imperative(verb, obj, cue, lenient=False)
+    # only an order that opens its sentence ("wipe the japan trip planning"), not a step in a list of doings ("I'll
+    # tokenize the reviews, remove stopwords")
+    if request is None and opening and re.fullmatch(_ERASE_VERB, verb.strip(), re.I):
+        request = _imperative(verb, obj, cue, lenient=True)
+        return replace(request, tentative=True) if request is not None and request.kind in _NAMING else None
+    return request
+
+
+# What one has and also tells an assistant about: a booking, a flight, an appointment (not a file or a photo)
+_LIFE_ITEM_EN = lazy(r"\b(?:appointments?|reservations?|bookings?|flights?|tickets?|meetings?|events?)\b", re.I)
+_LIFE_ITEM_ZH = lazy(r"行程|预约|航班|机票|门票|会议|周会|例会|课")
+
+
+def _imperative(verb: str, obj: str, cue: str, *, lenient: bool) -> ForgetRequest | None:
     if re.match(r"\s*(?:and|or|but|as|than|so|too|enough|very|to|up|out|down|away|off|in|into|with|by)\b", obj, re.I) \
             and not re.match(r"\s*(?:about|out of (?:your|the) (?:memory|head))\b", obj, re.I):
         return None  # "the sky was so clear and ...": not a verb with an object
@@ -618,7 +643,8 @@ def _imperative_en(verb: str, obj: str, cue: str) -> ForgetRequest | None:
     # "delete my work email" is the address; "delete the email from Sam" is a message
     address = re.fullmatch(r"\s*(?:my|our|his|her|their|\w+'s)\s+(?:\w+\s+)?(?:email|e-mail)(?: address)?\s*", target,
                            re.I)
-    if _ARTEFACT.search(target) and not address and not re.search(
+    life_item = lenient and not _ARTEFACT.search(_LIFE_ITEM_EN.sub(" ", target))
+    if _ARTEFACT.search(target) and not address and not life_item and not re.search(
             r"\bwhat (?:i|you (?:know|have|remember|stored|saved))\b|\bfrom (?:your|the) (?:memory|records)\b|"
             r"\byour memory\b|\bthat i (?:told|said)\b|\b(?:everything|anything|stuff|all) (?:about|on|regarding)\b",
             obj, re.I):
@@ -629,7 +655,7 @@ def _imperative_en(verb: str, obj: str, cue: str) -> ForgetRequest | None:
     possessed = re.match(r"^\s*(?:all (?:of )?)?(?:my|our|his|her|their|[A-Z][a-z]+'s)\s+\w", target) is not None
     talk = re.search(r"\b(?:stuff|saga|story|drama|dispute|fight|gossip|situation|business|mess|news|details|info|"
                      r"(?:alarm|door|gate|garage|safe|lock|wifi|wi-fi) (?:code|password))\b", target, re.I)
-    if not (_MEMORY_REFERENCE.search(obj) or _PERSONAL.match(target) or _STUFF_TAIL.search(target)
+    if not (lenient or _MEMORY_REFERENCE.search(obj) or _PERSONAL.match(target) or _STUFF_TAIL.search(target)
             or ((erase or re.match(r"scratch|strike", verb, re.I)) and (possessed or talk or _DEICTIC.match(target)))
             or re.fullmatch(r"all (?:of )?(?:that|this|it)|it all", target, re.I)  # "can you get rid of all that?"
             or (erase and re.fullmatch(r"(?:him|her)(?: (?:out|completely|entirely|too))?", target, re.I))):
@@ -777,6 +803,7 @@ _ZH_ABOUT = lazy(r"(?:关于|有关|跟|和|与)(?P<rest>.+?)(?:有关|相关)?�
 _ZH_RELATED = lazy(r"^(?P<rest>.+?)(?:相关|有关)的?")
 _ZH_FILL = lazy(
     r"能不能|可不可以|能否|可否|好不好|行不行|可以吗|好吗|行吗|还是|什么的|之类的?|这种|那种|这类|你那(?:儿|里|边)|"
+    r"卧槽|我靠|天哪|天啊|妈呀|哎呀|哎哟|哎呦|唉呀|艾玛|我的天|"
     r"你这(?:儿|里|边)|那边|这边|emm+|hmm+|ok|okay|赶紧|马上|立刻|直接|哈哈+|一股脑儿?|"
     r"从你那(?:儿|里|边)?|(?:存|记|留|保存)着|可以|请你|请|麻烦你?|拜托你?|帮我|帮忙|给我|替我|"
     r"全都|全部|统统|通通|一概|一下|以后|里面?|里头|中的?|之中|"
@@ -802,7 +829,7 @@ _ZH_REQUEST = lazy(r"吧|请|帮我|帮忙|给我|替我|你|能不能|能否|�
                    r"那个|这个|那些|这些|那件|这件|那句|这句|那条|这条|刚才|刚刚|上一[句条个段]|(?:全|都|统统|一概)(?:部)?(?:删|清|忘|抹)")
 _ZH_DISMISS = lazy(r"算了|没事|无所谓|不重要|没关系|当我没说|别管了|不提了|不说了|随便")
 _ZH_PERSONAL = lazy(r"^(?:我|我的|我家|我们家|我家的|我自己的?)?(?:具体|详细|完整|准确)?的?"
-                    r"(?:私人|个人|工作|公司|单位|家里|家庭|新|旧|老|备用|常用|"
+                    r"(?:私人|个人|工作|公司|单位|家里|家庭|家|新|旧|老|备用|常用|"
                     r"以前|现在)?的?(?:手机号码?|电话号码?|电话|手机|号码|微信号?|QQ号?|邮箱|"
                     r"地址|住址|家庭住址|身份证号?码?|身份证|生日|出生日期|年龄|工资|薪水|收入|月薪|年薪|银行卡号?|"
                     r"卡号|密码|车牌号?|护照号?码?|体重|身高|病|病情|诊断|药|存款|贷款|房贷|负债|欠款|公司|单位|"
@@ -832,7 +859,7 @@ def _chinese(sentence: str) -> ForgetRequest | None:
     if re.search(r"怎么(?:弄|办|做|才能|样才能|删|清)|如何|有没有办法|能恢复|会不会|是不是(?:真的)?会", text):
         return None  # a question about how to delete something, not a request to forget
     pretend = re.search(r"(?P<obj>[^，。！？]{0,20}?)(?:你)?(?:就)?当(?:我|作我|做我)?没(?:提过|说过|讲过|说|讲|"
-                        r"提)", text)
+                        r"提|听见|听到|看见|看到)", text)
     if pretend and not _ZH_REPORTED.search(text[:pretend.start()]) and not _ZH_DISMISS.search(text[:pretend.start()]):
         # "相亲那摊子事你就当我没提过吧"; after "算了" it only drops a suggestion
         target = _zh_clean(pretend.group("obj"))
@@ -856,8 +883,10 @@ def _chinese(sentence: str) -> ForgetRequest | None:
     # the first cue in the message names the target: "把关于老王的都删了吧，...，没必要留" is about 老王
     cues = sorted(((match, kind) for cue_pattern, kind in ((_ZH_UNSTORE, "unstore"), (_ZH_FORGET, "forget"),
                                                            (_ZH_DELETE, "delete"))
-                   for match in re.finditer(cue_pattern, text)), key=lambda found: found[0].start())
+                   for match in re.finditer(cue_pattern, text) if not _inside_word(text, match)),
+                  key=lambda found: found[0].start())
     found = [request for request in (_chinese_at(text, match, kind) for match, kind in cues) if request]
+    found = [r for r in found if not r.tentative] or found  # "招行卡号给我删了，别留着": 别留着 says it is the memory
     if not found:
         return None
     first = found[0]
@@ -870,6 +899,24 @@ def _chinese(sentence: str) -> ForgetRequest | None:
     if first.kind == "field" and re.search(r"我自己的", text) and not first.target.startswith("我"):
         return replace(first, target="我的" + first.target)  # "身份证号那个你删一下吧，我自己的那个": mine
     return first
+
+
+# What may follow a verb of keeping inside one of jieba's words and still leave it that verb ("记在", "存下", "留着")
+_VERB_TAILS = frozenset("在下着住进起到了入上得")
+
+
+def _inside_word(text: str, match: re.Match[str]) -> bool:
+    """Is the cue's last character the start of a longer word ("别记仇" holds a grudge, "别留恋" lingers), by jieba's
+    segmentation rather than a list of idioms?"""
+    if text[match.end() - 1] in _VERB_TAILS:
+        return False  # the cue ends with its own tail ("别记下" before "来")
+    at = 0
+    for word in segment(text):
+        if at <= match.end() - 1 < at + len(word):
+            tail = word[match.end() - at:]
+            return bool(tail) and tail[0] not in _VERB_TAILS and bool(re.match(r"[\u4e00-\u9fff]", tail))
+        at += len(word)
+    return False
 
 
 def _zh_asked_field(before: str) -> str | None:
@@ -927,6 +974,14 @@ def _zh_pronoun(before: str, cue: str) -> ForgetRequest | None:
 
 
 def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetRequest | None:
+    request = _zh_request(text, match, kind, lenient=False)
+    if request is None and kind == "delete":
+        request = _zh_request(text, match, kind, lenient=True)
+        return replace(request, tentative=True) if request is not None and request.kind in _NAMING else None
+    return request
+
+
+def _zh_request(text: str, match: re.Match[str], kind: str, *, lenient: bool) -> ForgetRequest | None:
     before, cue, after = text[:match.start()], match.group(0), text[match.end():]
     clause_before = re.split(r"[，,：:；;…。！？!?]", before)[-1]
     if kind == "delete" and re.search(r"(?:不|别|不要|不用|没|没有|不能|不想)$", before):
@@ -959,9 +1014,14 @@ def _chinese_request(text: str, match: re.Match[str], kind: str) -> ForgetReques
     if kind == "forget" and re.match(r"(?:了|掉)?(?:它|他|她)(?:吧|啦|呗)?", after) and not _ZH_MEMORY_REF.search(text):
         return None  # "忘了它吧": let it go
     object_text = _zh_object(before, after, kind)
-    if kind == "delete" and _ZH_ARTEFACT.search(object_text) and not _ZH_MEMORY_STRICT.search(object_text):
+    if lenient and (_ZH_ARTEFACT.search(_LIFE_ITEM_ZH.sub("", text)) or "?" in text or "？" in text):
+        return None  # "共享文档里把兵马俑那天删掉吧", "鸡蛋就去掉吧" in a shopping list: an edit, not the memory
+    life_item = lenient
+    if kind == "delete" and _ZH_ARTEFACT.search(object_text) and not _ZH_MEMORY_STRICT.search(object_text) \
+            and not life_item:
         return None
-    if kind == "delete" and not (_ZH_MEMORY_REF.search(before + after) or _ZH_PERSONAL.match(_zh_clean(object_text))
+    if kind == "delete" and not (lenient or _ZH_MEMORY_REF.search(before + after)
+                                 or _ZH_PERSONAL.match(_zh_clean(object_text))
                                  or _zh_clean(object_text) == "" or re.match(r"\s*(?:我|咱)", object_text)):
         return None
     target = _zh_clean(re.sub(_ZH_DELETE + "|" + _ZH_UNSTORE, "", object_text))

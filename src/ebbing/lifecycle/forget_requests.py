@@ -55,6 +55,7 @@ class ForgetConfig:
     margin: float = 0.25  # a target's strength is at least the best one's minus this
     considered: int = 40  # records ranked for a target
     previous_window: float = 3600.0  # "forget that" reaches back this many seconds at most
+    confirm_relevance: float = 0.8  # a tentative request stands when a record it names is at least this relevant
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.min_relevance <= 1.0:
@@ -63,6 +64,8 @@ class ForgetConfig:
             raise InvalidInput("margin", "must be between 0 and 1")
         if self.considered < 1:
             raise InvalidInput("considered", "must be at least 1")
+        if not 0.0 <= self.confirm_relevance <= 1.0:
+            raise InvalidInput("confirm_relevance", "must be between 0 and 1")
         if self.previous_window < 0:
             raise InvalidInput("previous_window", "must be >= 0 seconds")
 
@@ -291,6 +294,14 @@ class Requests:
                                                                               if h.record.id not in seen], True
         return [h.record for h in chosen], chosen, False
 
+    def confirmed(self, request: ForgetRequest, scope: Scope, now: float) -> bool:
+        """Does a tentative request ("wipe the japan trip planning", "那个预约取消了，你删掉吧") name what the user's
+        records clearly hold: a record it would take (or ask about) at least `confirm_relevance` relevant, or one
+        holding the field it names? Otherwise the message is an errand or a remark, and is stored as one."""
+        _, hits, _ = self.resolve(request, scope, now)
+        return any(h.parts.get("relevance", 0.0) >= self.config.confirm_relevance or "field" in h.parts
+                   for h in hits)
+
     def _two_people(self, request: ForgetRequest, chosen: Sequence[Hit], scope: Scope) -> list[Hit]:
         """The candidates when the target names a person by a name or a relation that two people answer to (see
         `forget_people`); nothing when it fits one, or the target says which ("Sam from work", "my older
@@ -379,6 +390,9 @@ class Requests:
             dry_run: bool = False) -> tuple[ForgetOutcome, list[Event]]:
         request_id = new_id(now)
         records, candidates, ambiguous = self.resolve(request, scope, now)
+        # words that need not mean the memory ("wipe the japan trip planning") never forget by themselves: the
+        # records they seem to name come back as candidates, for the agent to confirm with the user
+        ambiguous = ambiguous or (request.tentative and bool(candidates))
         held = [r.id for r in records if r.held]
         records = [r for r in records if not r.held]
         events: list[Event] = []

@@ -80,6 +80,7 @@ CHAT_REQUESTS = [
     ("卧槽别记这个 删掉删掉", "previous", ""),
     ("算了，刚才那句你就当没听见，别记下来。", "previous", ""),
     ("琳琳这个人，你以后不用记得了。所有的都删。", "entity", "琳琳"),
+    ("把我体重那几条删调吧", "field", "我体重那几条"),  # a slip after 删 (jieba's one word 删调) still deletes
     ("forgt all the stuff abt my crypto disaster pls", "topic", "my crypto disaster"),
     ("cna you forget about my mug shop, all of it", "topic", "my mug shop"),
     ("erase taht pls, wasn't fair of me", "previous", ""),

@@ -883,7 +883,7 @@ def _chinese(sentence: str) -> ForgetRequest | None:
     # the first cue in the message names the target: "把关于老王的都删了吧，...，没必要留" is about 老王
     cues = sorted(((match, kind) for cue_pattern, kind in ((_ZH_UNSTORE, "unstore"), (_ZH_FORGET, "forget"),
                                                            (_ZH_DELETE, "delete"))
-                   for match in re.finditer(cue_pattern, text) if not _inside_word(text, match)),
+                   for match in re.finditer(cue_pattern, text) if kind != "unstore" or not _inside_word(text, match)),
                   key=lambda found: found[0].start())
     found = [request for request in (_chinese_at(text, match, kind) for match, kind in cues) if request]
     found = [r for r in found if not r.tentative] or found  # "招行卡号给我删了，别留着": 别留着 says it is the memory
@@ -906,8 +906,9 @@ _VERB_TAILS = frozenset("在下着住进起到了入上得")
 
 
 def _inside_word(text: str, match: re.Match[str]) -> bool:
-    """Is the cue's last character the start of a longer word ("别记仇" holds a grudge, "别留恋" lingers), by jieba's
-    segmentation rather than a list of idioms?"""
+    """Is a keeping cue's last character the start of a longer word ("别记仇" holds a grudge, "别留恋" lingers), by
+    jieba's segmentation rather than a list of idioms? Only 记, 存 and 留 are read so: a slip after 删 ("删调吧",
+    jieba's one word) still deletes."""
     if text[match.end() - 1] in _VERB_TAILS:
         return False  # the cue ends with its own tail ("别记下" before "来")
     at = 0

@@ -446,6 +446,7 @@ def test_a_tentative_request_asks_when_the_records_hold_it_and_is_stored_when_no
     result = smart.add("wipe the japan trip planning 😞 it's not happening this year", user_id="u", at=T0)
     assert result.records == [] and result.forget is not None  # a request: not stored ...
     assert result.forget.ambiguous and result.forget.forgotten == []  # ... and nothing goes before the user confirms
+    assert result.forget.tentative and result.forget.to_dict()["tentative"]  # ask whether, not which
     assert trip in [h.record.id for h in result.forget.candidates]
     assert _tier(smart, trip) != "trash" and _tier(smart, sister) != "trash"
     errand = smart.add("Delete the staging database on Friday.", user_id="u", at=T0 + timedelta(minutes=1))

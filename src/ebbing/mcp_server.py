@@ -57,7 +57,8 @@ def record_view(record: MemoryRecord) -> dict[str, Any]:
 def forget_view(outcome: ForgetOutcome) -> dict[str, Any]:
     """What a forget request did, for the agent to confirm or to ask which one was meant."""
     return {"kind": outcome.kind, "forgotten": [record_view(r) for r in outcome.forgotten],
-            "ambiguous": outcome.ambiguous, "candidates": [record_view(h.record) for h in outcome.candidates],
+            "ambiguous": outcome.ambiguous, "tentative": outcome.tentative,
+            "candidates": [record_view(h.record) for h in outcome.candidates],
             "purged": outcome.purged, "dry_run": outcome.dry_run, "kept_under_hold": outcome.held}
 
 

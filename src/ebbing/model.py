@@ -170,10 +170,12 @@ class ForgetOutcome:
     purged: bool = False
     dry_run: bool = False
     held: list[str] = field(default_factory=list)  # matched, but under legal hold: kept
+    # the words need not have meant the memory ("remove the flight details"): ask whether, not which
+    tentative: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "target": self.target, "ambiguous": self.ambiguous,
-                "purged": self.purged, "dry_run": self.dry_run, "held": self.held,
+                "tentative": self.tentative, "purged": self.purged, "dry_run": self.dry_run, "held": self.held,
                 "forgotten": [r.to_dict() for r in self.forgotten],
                 "candidates": [h.to_dict() for h in self.candidates]}
 

@@ -408,10 +408,11 @@ class Requests:
             events = [e for r in records for e in self.store.history(scope.tenant, r.id)[-1:]]
         outcome = ForgetOutcome(request_id, request.kind, request.target, forgotten,
                                 candidates if (ambiguous or dry_run) else [], ambiguous, purge and bool(forgotten),
-                                dry_run, held)
+                                dry_run, held, request.tentative)
         if not dry_run:
             note = Event(request_id, "forget_request", when(now), self.lifecycle.actor, REASON,
                          {"kind": request.kind, "forgotten": [r.id for r in forgotten], "ambiguous": ambiguous,
+                          "tentative": request.tentative,
                           "candidates": [h.record.id for h in outcome.candidates], "held": held,
                           "purged": outcome.purged})
             self.store.add_events(scope.tenant, [note])

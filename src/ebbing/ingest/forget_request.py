@@ -44,7 +44,8 @@ class ForgetRequest:
     tentative: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "target": self.target, "cue": self.cue, "keep": list(self.keep)}
+        return {"kind": self.kind, "target": self.target, "cue": self.cue, "keep": list(self.keep),
+                "tentative": self.tentative}
 
 
 # -- shared ------------------------------------------------------------------------------------------------
@@ -1017,9 +1018,8 @@ def _zh_request(text: str, match: re.Match[str], kind: str, *, lenient: bool) ->
     object_text = _zh_object(before, after, kind)
     if lenient and (_ZH_ARTEFACT.search(_LIFE_ITEM_ZH.sub("", text)) or "?" in text or "？" in text):
         return None  # "共享文档里把兵马俑那天删掉吧", "鸡蛋就去掉吧" in a shopping list: an edit, not the memory
-    life_item = lenient
     if kind == "delete" and _ZH_ARTEFACT.search(object_text) and not _ZH_MEMORY_STRICT.search(object_text) \
-            and not life_item:
+            and not lenient:  # leniently, only a life item is left (the whole message was read just above)
         return None
     if kind == "delete" and not (lenient or _ZH_MEMORY_REF.search(before + after)
                                  or _ZH_PERSONAL.match(_zh_clean(object_text))

@@ -215,11 +215,14 @@ class Memory:
                      self.ingest.tag_key, sources=self.ingest.config.sources)
         if validate.flag(dedupe, "dedupe") and not role_is_assistant(made.metadata):
             request = detect_forget_request(made.text)
-            if request is not None and request.tentative and not self.requests.confirmed(request, made.scope,
-                                                                                         made.created_at):
-                request = None  # "delete the booking" with no booking told: an errand, stored as said
+            resolved = None
+            if request is not None and request.tentative:
+                resolved = self.requests.confirm(request, made.scope, made.created_at)
+                if resolved is None:
+                    request = None  # "delete the booking" with no booking told: an errand, stored as said
             if request is not None:  # "forget what I told you about ...": act on it, store nothing of it
-                outcome, done = self.requests.act(request, made.scope, made.created_at, purge=self.privacy)
+                outcome, done = self.requests.act(request, made.scope, made.created_at, purge=self.privacy,
+                                                  resolved=resolved)
                 return AddResult([], done, outcome)
         records, events = self._write([made], dedupe=dedupe)
         if made.scope.session_id is not None and records and records[0].session_id == made.scope.session_id:

@@ -39,7 +39,7 @@ class ForgetRequest:
     cue: str  # the words that made it a request (for explain and audit: no stored content)
     keep: tuple[str, ...] = ()  # what the user said to keep ("Mum's is fine to keep", "刘姐的留着")
     # An erase verb whose object need not be a memory ("wipe the japan trip planning", "那个预约取消了，你删掉吧"):
-    # a request only when the user's records clearly hold what it names (`Requests.confirmed`); otherwise the
+    # a request only when the user's records clearly hold what it names (`Requests.confirm`); otherwise the
     # message is an ordinary one ("delete the booking" may be an errand) and is stored as such.
     tentative: bool = False
 

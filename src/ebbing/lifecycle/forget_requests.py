@@ -46,6 +46,8 @@ SameAttribute = Callable[[MemoryRecord, MemoryRecord], float]
 # A user's archived records as they are now (the parsed archive files `Memory` keeps for deep recall; shared, so
 # copied before they are handed out).
 Archived = Callable[[Scope], list[MemoryRecord]]
+# What a request means: (records meant, candidates shown, ambiguous)
+Resolved = tuple[list[MemoryRecord], list[Hit], bool]
 
 
 @dataclass(frozen=True)
@@ -244,7 +246,7 @@ class Requests:
         self.archived = archived
         self.erased = erased  # called after a purge: caches holding text drop it
 
-    def resolve(self, request: ForgetRequest, scope: Scope, now: float) -> tuple[list[MemoryRecord], list[Hit], bool]:
+    def resolve(self, request: ForgetRequest, scope: Scope, now: float) -> Resolved:
         """(records meant, candidates shown, ambiguous) for a request; nothing changes."""
         user_scope = Scope(scope.tenant, scope.user_id)
         if request.kind == "this":
@@ -294,13 +296,16 @@ class Requests:
                                                                               if h.record.id not in seen], True
         return [h.record for h in chosen], chosen, False
 
-    def confirmed(self, request: ForgetRequest, scope: Scope, now: float) -> bool:
-        """Does a tentative request ("wipe the japan trip planning", "那个预约取消了，你删掉吧") name what the user's
-        records clearly hold: a record it would take (or ask about) at least `confirm_relevance` relevant, or one
-        holding the field it names? Otherwise the message is an errand or a remark, and is stored as one."""
-        _, hits, _ = self.resolve(request, scope, now)
-        return any(h.parts.get("relevance", 0.0) >= self.config.confirm_relevance or "field" in h.parts
-                   for h in hits)
+    def confirm(self, request: ForgetRequest, scope: Scope, now: float) -> Resolved | None:
+        """A tentative request's resolution when it names what the user's records clearly hold ("wipe the japan
+        trip planning", "那个预约取消了，你删掉吧"): a record it would take (or ask about) at least `confirm_relevance`
+        relevant, or one holding the field it names; None otherwise (an errand or a remark, stored as one). The
+        resolution goes on to `act`, which does not look again."""
+        resolved = self.resolve(request, scope, now)
+        hits = resolved[1]
+        if any(h.parts.get("relevance", 0.0) >= self.config.confirm_relevance or "field" in h.parts for h in hits):
+            return resolved
+        return None
 
     def _two_people(self, request: ForgetRequest, chosen: Sequence[Hit], scope: Scope) -> list[Hit]:
         """The candidates when the target names a person by a name or a relation that two people answer to (see
@@ -387,9 +392,9 @@ class Requests:
         return False
 
     def act(self, request: ForgetRequest, scope: Scope, now: float, *, purge: bool,
-            dry_run: bool = False) -> tuple[ForgetOutcome, list[Event]]:
+            dry_run: bool = False, resolved: Resolved | None = None) -> tuple[ForgetOutcome, list[Event]]:
         request_id = new_id(now)
-        records, candidates, ambiguous = self.resolve(request, scope, now)
+        records, candidates, ambiguous = resolved or self.resolve(request, scope, now)
         # words that need not mean the memory ("wipe the japan trip planning") never forget by themselves: the
         # records they seem to name come back as candidates, for the agent to confirm with the user
         ambiguous = ambiguous or (request.tentative and bool(candidates))
